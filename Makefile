@@ -1,0 +1,105 @@
+# gpuoversub: the top-level build. `make`, `make check`, `make bench`,
+# `make check-sanitize`, `make install DESTDIR=...`. See README.md.
+
+BUILD ?= build
+PREFIX ?= /usr/local
+CC ?= gcc
+CXX ?= g++
+
+WARN := -Wall -Wextra -Werror
+OPT := -O2 -g
+ifeq ($(SANITIZE),1)
+  OPT := -O1 -g -fno-omit-frame-pointer
+  SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+
+CPPFLAGS += -MMD -MP -Iinclude -Ikmod/engine
+CFLAGS_ENGINE := -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -Wmissing-prototypes \
+	-Wstrict-prototypes -Wshadow
+CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -Idaemon
+LDFLAGS_ALL := $(SAN)
+BOOST_TEST := -DBOOST_TEST_DYN_LINK
+BOOST_TEST_LIB := -lboost_unit_test_framework
+
+# The engine: portable C shared with the kernel module, plus the userspace OS layer.
+ENGINE_SRC := $(wildcard kmod/engine/*.c) kmod/engine/user/os_user.c
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
+ENGINE_LIB := $(BUILD)/lib/libgpuoversub-engine.a
+
+COMMON_SRC := $(wildcard daemon/common/*.cpp)
+COMMON_OBJ := $(COMMON_SRC:%.cpp=$(BUILD)/%.o)
+
+SIM_SRC := $(wildcard daemon/sim/*.cpp)
+SIM_LIB_OBJ := $(filter-out $(BUILD)/daemon/sim/main.o,$(SIM_SRC:%.cpp=$(BUILD)/%.o))
+SIM_BIN := $(BUILD)/bin/gpuoversub-sim
+
+UNIT_SRC := $(wildcard tests/unit/test_*.cpp)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.cpp=$(BUILD)/tests/%)
+UNIT_SUPPORT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.cpp)))
+
+BENCH_BIN := $(BUILD)/bench/bench_engine
+
+MAN_PAGES := $(wildcard man/*.[1-8])
+
+.PHONY: all check check-sanitize bench install clean demo
+all: $(ENGINE_LIB) $(SIM_BIN)
+
+$(BUILD)/kmod/%.o: kmod/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS_ENGINE) -c $< -o $@
+
+$(BUILD)/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS_ALL) $(BOOST_TEST) -c $< -o $@
+
+$(ENGINE_LIB): $(ENGINE_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(SIM_BIN): $(BUILD)/daemon/sim/main.o $(SIM_LIB_OBJ) $(COMMON_OBJ) $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ -lpthread
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_SUPPORT_OBJ) $(SIM_LIB_OBJ) $(COMMON_OBJ) $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(BOOST_TEST_LIB) -lpthread
+
+$(BENCH_BIN): $(BUILD)/bench/bench_engine.o $(ENGINE_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ -lpthread
+
+# Every test that needs no GPU; the last line is "N passed, N failed".
+check: all $(UNIT_BIN)
+	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats
+
+check-sanitize:
+	$(MAKE) BUILD=build-san SANITIZE=1 check
+
+bench: $(BENCH_BIN)
+	$(BENCH_BIN) --results bench/RESULTS.md
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine \
+		$(DESTDIR)$(PREFIX)/share/gpuoversub/traces
+	install -m 0755 $(SIM_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(ENGINE_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
+		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
+	install -m 0644 examples/traces/*.csv $(DESTDIR)$(PREFIX)/share/gpuoversub/traces/
+	for page in $(MAN_PAGES); do \
+		sec=$${page##*.}; \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \
+		install -m 0644 $$page $(DESTDIR)$(PREFIX)/share/man/man$$sec/; \
+	done
+
+# The main job, until the Slurm demo exists: the policy comparison.
+demo: $(SIM_BIN)
+	$(SIM_BIN) examples/traces/rodinia-pair.csv
+	$(SIM_BIN) examples/traces/pagedos-150.csv
+	$(SIM_BIN) examples/traces/mixed-8.csv
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Allocation. With free memory and nobody waiting, every chunk goes on the
+ * device and nothing else happens (the fast path). Otherwise the fairness
+ * mode decides: the reducer makes room, static partitions cap the tenant,
+ * or FCFS spills whatever does not fit.
+ */
+#include "internal.h"
+
+static struct gos_buffer *buffer_new(struct gos_engine *eng,
+				     struct gos_client *cl,
+				     struct gos_tenant *t, u64 size,
+				     u32 nchunks, u8 prio)
+{
+	struct gos_buffer *buf;
+	u32 i;
+
+	buf = gos_os_zalloc(sizeof(*buf) + (size_t)nchunks *
+			    sizeof(struct gos_chunk));
+	if (!buf)
+		return NULL;
+	buf->id = ++eng->next_buffer;
+	buf->client = cl;
+	buf->tenant = t;
+	buf->size = size;
+	buf->nchunks = nchunks;
+	gos_list_init(&buf->wait_node);
+	gos_list_init(&buf->orders);
+	for (i = 0; i < nchunks; i++) {
+		struct gos_chunk *c = &buf->chunks[i];
+
+		c->buf = buf;
+		c->index = i;
+		c->prio = prio;
+		c->state = GOS_CHUNK_NONE;
+		gos_list_init(&c->lru);
+	}
+	gos_idmap_put(&eng->buffers, buf->id, buf);
+	gos_list_add_tail(&buf->client_node, &cl->buffers);
+	gos_list_add_tail(&buf->tenant_node, &t->buffer_list);
+	t->nprio[prio] += nchunks;
+	t->demand += size;
+	t->buffers++;
+	t->st.allocs++;
+	t->gpu->entitlement_dirty = true;
+	return buf;
+}
+
+static void place(struct gos_engine *eng, struct gos_chunk *c, u8 state,
+		  struct gos_alloc_result *res)
+{
+	u64 bytes = gos_chunk_size(eng, c);
+
+	gos_chunk_set(eng, c, state);
+	if (state == GOS_CHUNK_DEVICE)
+		res->device_bytes += bytes;
+	else if (state == GOS_CHUNK_WAITING)
+		res->waiting_bytes += bytes;
+	else
+		c->buf->tenant->st.bytes_host_placed += bytes;
+}
+
+/* Unplaced chunks: on the device while it has room, else they wait. */
+static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
+			       struct gos_alloc_result *res)
+{
+	struct gos_gpu *gpu = buf->tenant->gpu;
+	u32 i;
+
+	for (i = 0; i < buf->nchunks; i++) {
+		struct gos_chunk *c = &buf->chunks[i];
+
+		if (c->state != GOS_CHUNK_NONE)
+			continue;
+		if (gos_list_empty(&gpu->waitq) &&
+		    gos_chunk_size(eng, c) <= gos_free_now(gpu)) {
+			place(eng, c, GOS_CHUNK_DEVICE, res);
+			continue;
+		}
+		if (!buf->nwaiting++) {
+			buf->wait_head = i;
+			gos_list_add_tail(&buf->wait_node, &gpu->waitq);
+		}
+		buf->wait_tail = i + 1;
+		place(eng, c, GOS_CHUNK_WAITING, res);
+	}
+}
+
+/* Chunks in order on the device up to room bytes, the rest on the host. */
+static void place_up_to(struct gos_engine *eng, struct gos_buffer *buf,
+			u64 room, struct gos_alloc_result *res)
+{
+	u32 i;
+
+	for (i = 0; i < buf->nchunks; i++) {
+		struct gos_chunk *c = &buf->chunks[i];
+		u64 bytes = gos_chunk_size(eng, c);
+
+		if (bytes <= room) {
+			room -= bytes;
+			place(eng, c, GOS_CHUNK_DEVICE, res);
+		} else {
+			place(eng, c, GOS_CHUNK_HOST, res);
+		}
+	}
+}
+
+static void place_static(struct gos_engine *eng, struct gos_buffer *buf,
+			 struct gos_alloc_result *res)
+{
+	struct gos_tenant *t = buf->tenant;
+	u64 room = gos_free_now(t->gpu);
+
+	gos_entitle(eng, t->gpu);
+	if (t->entitlement < t->resident + room)
+		room = t->entitlement > t->resident ?
+		       t->entitlement - t->resident : 0;
+	place_up_to(eng, buf, room, res);
+}
+
+static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
+			  struct gos_pool *pool, struct gos_alloc_result *res)
+{
+	struct gos_gpu *gpu = buf->tenant->gpu;
+	s64 claimable = (s64)gos_capacity(gpu) - (s64)gpu->used +
+			(s64)gpu->evicting - (s64)gpu->waiting;
+	u32 i;
+
+	for (i = 0; i < buf->nchunks; i++)
+		pool->idx[i] = i;
+	pool->buf = buf;
+	pool->n = buf->nchunks;
+	pool->bytes = buf->size;
+	gos_reduce(eng, gpu, pool, (s64)buf->size - claimable, false);
+	/* Chunks the reducer sent to the host were placed there already. */
+	for (i = 0; i < buf->nchunks; i++)
+		if (buf->chunks[i].state == GOS_CHUNK_HOST)
+			res->host_bytes += gos_chunk_size(eng, &buf->chunks[i]);
+	place_rest_waiting(eng, buf, res);
+}
+
+static int alloc_unevictable(struct gos_engine *eng, struct gos_buffer *buf,
+			     struct gos_alloc_result *res)
+{
+	struct gos_tenant *t = buf->tenant;
+
+	t->unevictable += buf->size;
+	t->resident += buf->size;
+	t->gpu->used += buf->size;
+	if (t->resident > t->st.peak_resident)
+		t->st.peak_resident = t->resident;
+	res->device_bytes = buf->size;
+	/* It cannot move, so others make room if the GPU is now over. */
+	gos_fit_capacity(eng, t->gpu);
+	gos_trim_waiting(eng, t->gpu);
+	return 0;
+}
+
+static bool fast_path(struct gos_engine *eng, const struct gos_gpu *gpu,
+		      u64 size)
+{
+	return eng->cfg.fairness != GOS_FAIR_STATIC &&
+	       gos_list_empty(&gpu->waitq) && size <= gos_free_now(gpu);
+}
+
+static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
+			u64 size, u32 prio, u32 flags,
+			struct gos_alloc_result *res)
+{
+	struct gos_client *cl = gos_idmap_get(&eng->clients, client);
+	struct gos_tenant *t = gos_idmap_get(&eng->tenants, tenant);
+	bool pinned = flags & GOS_ALLOC_UNEVICTABLE;
+	u64 n64 = (size + eng->cfg.chunk_size - 1) / eng->cfg.chunk_size;
+	struct gos_pool pool = { 0 };
+	struct gos_buffer *buf;
+	u32 n = pinned ? 0 : (u32)n64;
+	int err;
+
+	if (!cl || !t)
+		return -EINVAL;
+	if (t->limit && t->demand + size > t->limit)
+		return -EDQUOT;
+	err = gos_idmap_reserve(&eng->buffers);
+	if (!err && n)
+		err = gos_tenant_reserve_prio(t, prio, n);
+	if (err)
+		return err;
+	if (n && eng->cfg.fairness == GOS_FAIR_WEIGHTED &&
+	    !fast_path(eng, t->gpu, size)) {
+		pool.idx = gos_os_zalloc((size_t)n * sizeof(u32));
+		if (!pool.idx)
+			return -ENOMEM;
+	}
+	buf = buffer_new(eng, cl, t, size, n, (u8)prio);
+	if (!buf) {
+		gos_os_free(pool.idx);
+		return -ENOMEM;
+	}
+	*res = (struct gos_alloc_result){ .buffer = buf->id };
+	if (pinned)
+		return alloc_unevictable(eng, buf, res);
+	if (fast_path(eng, t->gpu, size)) {
+		place_up_to(eng, buf, size, res);
+		return 0;
+	}
+	t->st.slow_allocs++;
+	if (pool.idx)
+		place_reduced(eng, buf, &pool, res);
+	else if (eng->cfg.fairness == GOS_FAIR_STATIC)
+		place_static(eng, buf, res);
+	else
+		place_up_to(eng, buf, gos_free_now(t->gpu), res);
+	gos_os_free(pool.idx);
+	return 0;
+}
+
+int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
+	      u32 prio, u32 flags, struct gos_alloc_result *res)
+{
+	int err;
+
+	if (!res || !size || size >= GOS_BYTES_MAX || prio > GOS_PRIO_MAX ||
+	    (flags & ~GOS_ALLOC_UNEVICTABLE))
+		return -EINVAL;
+	gos_os_lock(eng->lock);
+	err = alloc_locked(eng, client, tenant, size, prio, flags, res);
+	gos_os_unlock(eng->lock);
+	return err;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The gpuoversub eviction engine: GPUswap's chunked accounting, reducer and
+ * return planner, with weighted entitlements and a PILOT-style throttle.
+ *
+ * The engine never touches GPU memory. It keeps the ledger of who holds what
+ * on which GPU and tells clients (the agents in each process) what to move,
+ * through orders they acknowledge. Every entry point takes the engine lock,
+ * so one engine may be shared by many threads.
+ *
+ * All functions return 0 or a negative Linux errno value.
+ */
+#ifndef GOS_ENGINE_H
+#define GOS_ENGINE_H
+
+#include "gos_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GOS_PRIO_MIN 0		/* evicted first */
+#define GOS_PRIO_MAX 15		/* evicted last */
+#define GOS_PRIO_DEFAULT 8
+#define GOS_NPRIO (GOS_PRIO_MAX + 1)
+
+#define GOS_CHUNK_MIN (64u << 10)
+#define GOS_CHUNK_DEFAULT (2u << 20)
+
+/* How entitlements are set. */
+enum gos_fairness {
+	GOS_FAIR_WEIGHTED,	/* weighted max-min water-filling over demand */
+	GOS_FAIR_FCFS,		/* baseline: first come, first served, no moves */
+	GOS_FAIR_STATIC,	/* baseline: fixed weighted partitions */
+};
+
+/* Which tenant gives up memory. */
+enum gos_victim {
+	GOS_VICTIM_EXCESS,	/* largest resident bytes over entitlement */
+	GOS_VICTIM_RESIDENT,	/* largest resident bytes (GPUswap) */
+	GOS_VICTIM_LRU,		/* oldest chunk on the GPU, any tenant (UVM-like) */
+};
+
+/* Which chunk of the victim goes. */
+enum gos_select {
+	GOS_SELECT_PRIORITY,	/* lowest-priority bucket, random inside it */
+	GOS_SELECT_RANDOM,	/* any chunk of the victim */
+};
+
+enum gos_chunk_state {
+	GOS_CHUNK_DEVICE,	/* on the GPU */
+	GOS_CHUNK_HOST,		/* in host RAM, mapped for the GPU */
+	GOS_CHUNK_EVICTING,	/* evict order outstanding; still occupies the GPU */
+	GOS_CHUNK_RETURNING,	/* return order outstanding; GPU space reserved */
+	GOS_CHUNK_WAITING,	/* new chunk waiting for an eviction to finish */
+};
+
+enum gos_msg_kind {
+	GOS_MSG_EVICT = 1,	/* move range to host, then ack or fail */
+	GOS_MSG_RETURN,		/* move range to the device, then ack or fail */
+	GOS_MSG_SETTLED,	/* a buffer's waiting chunks are all placed */
+	GOS_MSG_ADVICE,		/* tenant throttled: stays oversubscribed */
+};
+
+struct gos_config {
+	u32 chunk_size;		/* bytes; >= GOS_CHUNK_MIN, multiple of 4096 */
+	u32 fairness;		/* enum gos_fairness */
+	u32 victim;		/* enum gos_victim */
+	u32 select;		/* enum gos_select */
+	u64 order_timeout_ns;	/* unacknowledged orders fail after this */
+	u64 throttle_persist_ns; /* oversubscribed this long => throttled; 0 = never */
+	u64 return_batch_bytes;	/* most bytes one planner run moves; 0 = no cap */
+	u64 seed;		/* random source; 0 = seed from the OS */
+	/* Clock in ns; NULL = the OS monotonic clock. Simulators drive their own. */
+	u64 (*clock)(void *ctx);
+	void *clock_ctx;
+};
+
+void gos_config_defaults(struct gos_config *cfg);
+
+struct gos_alloc_result {
+	u64 buffer;		/* handle for free, priority and orders */
+	u64 device_bytes;	/* placed on the GPU now */
+	u64 host_bytes;		/* placed in host RAM now */
+	u64 waiting_bytes;	/* wait for GOS_MSG_SETTLED before touching */
+};
+
+/* One record read by a client. Ranges are byte offsets into the buffer. */
+struct gos_message {
+	u64 id;			/* order id to ack or fail; 0 for notices */
+	u32 kind;		/* enum gos_msg_kind */
+	u32 tenant;
+	u64 buffer;
+	u64 offset;
+	u64 length;
+	u64 device_bytes;	/* SETTLED: final split; ADVICE: tenant figures */
+	u64 host_bytes;
+	u64 entitlement;	/* ADVICE only */
+};
+
+struct gos_tenant_stats {
+	u32 gpu;
+	u32 weight;
+	u64 limit;
+	u64 demand;		/* bytes allocated, on device or host */
+	u64 resident;		/* bytes occupying the GPU */
+	u64 host;		/* bytes in host RAM */
+	u64 unevictable;
+	u64 entitlement;
+	u64 peak_resident;
+	u64 peak_host;
+	u64 bytes_evicted;
+	u64 evictions;		/* chunks evicted */
+	u64 bytes_returned;
+	u64 returns;		/* chunks returned */
+	u64 bytes_host_placed;	/* new chunks placed straight on the host */
+	u64 allocs;
+	u64 slow_allocs;	/* allocations that ran the reducer */
+	u64 failed_orders;	/* failed or timed out */
+	u64 oversub_ns;		/* time with bytes in host RAM */
+	u64 throttle_events;
+	u32 throttled;
+	u32 buffers;
+};
+
+struct gos_gpu_stats {
+	u64 physical;
+	u64 reserve;
+	u64 external;		/* used by processes outside the engine */
+	u64 capacity;		/* physical - reserve - external */
+	u64 used;		/* resident + in-flight bytes */
+	u64 evicting;
+	u64 waiting;
+	u32 tenants;
+	u32 outstanding_orders;
+};
+
+struct gos_engine;
+
+int gos_engine_create(const struct gos_config *cfg, struct gos_engine **out);
+void gos_engine_destroy(struct gos_engine *eng);
+
+int gos_gpu_add(struct gos_engine *eng, u32 gpu, u64 physical, u64 reserve);
+/* Memory used outside the engine; the engine evicts to fit what remains. */
+int gos_gpu_set_external(struct gos_engine *eng, u32 gpu, u64 bytes);
+int gos_gpu_stats(struct gos_engine *eng, u32 gpu, struct gos_gpu_stats *out);
+
+/* weight >= 1; limit caps the tenant's total allocation, 0 = no cap. */
+int gos_tenant_create(struct gos_engine *eng, u32 gpu, u32 weight, u64 limit,
+		      u32 *tenant);
+int gos_tenant_set_policy(struct gos_engine *eng, u32 tenant, u32 weight,
+			  u64 limit);
+/* Fails with -EBUSY while the tenant still holds buffers. */
+int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
+int gos_tenant_stats(struct gos_engine *eng, u32 tenant,
+		     struct gos_tenant_stats *out);
+
+int gos_client_create(struct gos_engine *eng, u32 *client);
+/* Frees everything the client holds and schedules returns for others. */
+int gos_client_exit(struct gos_engine *eng, u32 client);
+
+#define GOS_ALLOC_UNEVICTABLE 0x1u	/* counted, never moved */
+
+int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
+	      u32 prio, u32 flags, struct gos_alloc_result *res);
+int gos_free(struct gos_engine *eng, u32 client, u64 buffer);
+int gos_set_priority(struct gos_engine *eng, u32 client, u64 buffer,
+		     u64 offset, u64 length, u32 prio);
+/* State of chunks [first, first + count) as enum gos_chunk_state values. */
+int gos_buffer_placement(struct gos_engine *eng, u32 client, u64 buffer,
+			 u32 first, u32 count, u8 *states);
+
+/* Reads up to max pending messages; returns how many, or -errno. */
+int gos_read_messages(struct gos_engine *eng, u32 client,
+		      struct gos_message *out, u32 max);
+int gos_order_ack(struct gos_engine *eng, u32 client, u64 order);
+int gos_order_fail(struct gos_engine *eng, u32 client, u64 order);
+
+/* Periodic work: order timeouts, throttle, rebalance and returns. */
+int gos_tick(struct gos_engine *eng);
+
+/*
+ * Weighted max-min water-filling: shares cap among n tenants so that no
+ * tenant gets more than it demands and the rest is split by weight.
+ * Exposed so tools can compute the same reference shares as the engine.
+ */
+void gos_waterfill(u32 n, const u64 *demand, const u32 *weight, u64 cap,
+		   u64 *share);
+
+/*
+ * Walks every object and checks the ledger's invariants. O(all chunks):
+ * for tests and debugging only. Writes the first violation into msg.
+ */
+int gos_check(struct gos_engine *eng, char *msg, size_t len);
+
+/*
+ * Checks what must hold once no order is outstanding and gos_tick() has
+ * nothing left to do: no entitled device memory lies idle while the tenant
+ * has movable data on the host (utilization), and no tenant stays a chunk
+ * or more below its share while another holds a chunk or more above its
+ * share that could move (fairness).
+ */
+int gos_check_at_rest(struct gos_engine *eng, char *msg, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GOS_ENGINE_H */

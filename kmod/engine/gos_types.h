@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Fixed-width types for the engine, which is compiled both into the kernel
+ * module and into a userspace library. Only freestanding headers are used
+ * outside the kernel, so the core never depends on libc.
+ */
+#ifndef GOS_TYPES_H
+#define GOS_TYPES_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/errno.h>
+#else
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+
+/* Linux errno values, so both builds report identical codes. */
+#define EPERM 1
+#define ENOENT 2
+#define ENOMEM 12
+#define EBUSY 16
+#define EEXIST 17
+#define EINVAL 22
+#define ENOSPC 28
+#define ERANGE 34
+#define EDQUOT 122
+#endif
+
+#endif /* GOS_TYPES_H */

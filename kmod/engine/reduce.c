@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The reducer (GPUswap thesis 5.3.4, with weighted entitlements): until
+ * enough memory is covered, pick the victim tenant with the largest key,
+ * take one chunk from it, and pick again. The incoming buffer counts toward
+ * its own tenant, so a huge allocation is charged to whoever makes it; its
+ * chunks that are chosen go straight to the host with no copy.
+ */
+#include "internal.h"
+
+static s64 effective_resident(const struct gos_tenant *t,
+			      const struct gos_pool *pool)
+{
+	s64 eff = (s64)(t->resident - t->evicting);
+
+	if (pool && pool->buf->tenant == t)
+		eff += (s64)pool->bytes;
+	return eff;
+}
+
+static bool pool_of(const struct gos_pool *pool, const struct gos_tenant *t)
+{
+	return pool && pool->buf->tenant == t && pool->n;
+}
+
+static bool has_candidates(const struct gos_tenant *t,
+			   const struct gos_pool *pool)
+{
+	return t->dev.count || pool_of(pool, t);
+}
+
+static void build_heap(struct gos_engine *eng, struct gos_gpu *gpu,
+		       const struct gos_pool *pool)
+{
+	u32 i;
+
+	gos_entitle(eng, gpu);
+	gos_heap_init(&eng->heap);
+	for (i = 0; i < gpu->tenants.len; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+
+		t->key = effective_resident(t, pool);
+		if (eng->cfg.victim == GOS_VICTIM_EXCESS)
+			t->key -= (s64)t->entitlement;
+		if (has_candidates(t, pool))
+			gos_heap_push(&eng->heap, t);
+	}
+}
+
+/* Should the victim give a chunk of the incoming buffer, or an old one? */
+static bool take_from_pool(struct gos_engine *eng, struct gos_tenant *v,
+			   const struct gos_pool *pool)
+{
+	u32 prio, lowest, rivals;
+
+	if (!pool_of(pool, v))
+		return false;
+	if (!v->dev.count)
+		return true;
+	if (eng->cfg.select == GOS_SELECT_RANDOM) {
+		rivals = v->dev.count;
+	} else {
+		prio = pool->buf->chunks[pool->idx[0]].prio;
+		lowest = (u32)__builtin_ctz(v->dev.mask);
+		if (prio != lowest)
+			return prio < lowest;
+		rivals = v->dev.b[prio].len;
+	}
+	return gos_rand_below(eng, pool->n + rivals) < pool->n;
+}
+
+static u64 pool_to_host(struct gos_engine *eng, struct gos_pool *pool)
+{
+	u32 i = gos_rand_below(eng, pool->n);
+	struct gos_chunk *c = &pool->buf->chunks[pool->idx[i]];
+	u64 bytes = gos_chunk_size(eng, c);
+
+	pool->idx[i] = pool->idx[--pool->n];
+	pool->bytes -= bytes;
+	gos_chunk_set(eng, c, GOS_CHUNK_HOST);
+	c->buf->tenant->st.bytes_host_placed += bytes;
+	return bytes;
+}
+
+/* Returns bytes now on their way out, 0 if skipped, or -ENOMEM. */
+static s64 evict(struct gos_engine *eng, struct gos_chunk *c)
+{
+	int err;
+
+	/* A client that missed a deadline is not asked again until it talks. */
+	if (c->buf->client->stalled) {
+		gos_chunk_set_pin(eng, c, GOS_PIN_STALLED);
+		return 0;
+	}
+	err = gos_order_add(eng, c, GOS_MSG_EVICT);
+	return err ? err : (s64)gos_chunk_size(eng, c);
+}
+
+static void reduce_lru(struct gos_engine *eng, struct gos_gpu *gpu,
+		       struct gos_pool *pool, s64 need)
+{
+	s64 moved;
+
+	while (need > 0) {
+		if (!gos_list_empty(&gpu->lru))
+			moved = evict(eng, gos_list_first(&gpu->lru,
+							  struct gos_chunk,
+							  lru));
+		else if (pool && pool->n)
+			moved = (s64)pool_to_host(eng, pool);
+		else
+			return;
+		if (moved < 0)
+			return;
+		need -= moved;
+	}
+}
+
+void gos_reduce(struct gos_engine *eng, struct gos_gpu *gpu,
+		struct gos_pool *pool, s64 need, bool only_excess)
+{
+	bool random = eng->cfg.select == GOS_SELECT_RANDOM;
+	struct gos_tenant *v;
+	s64 moved;
+
+	if (eng->cfg.victim == GOS_VICTIM_LRU && !only_excess) {
+		reduce_lru(eng, gpu, pool, need);
+		return;
+	}
+	build_heap(eng, gpu, pool);
+	while (need > 0 && (v = gos_heap_top(&eng->heap))) {
+		/* Rebalancing takes only what a tenant holds beyond its share. */
+		if (only_excess && v->key < (s64)eng->cfg.chunk_size)
+			break;
+		if (take_from_pool(eng, v, pool))
+			moved = (s64)pool_to_host(eng, pool);
+		else
+			moved = evict(eng, gos_buckets_pick(eng, &v->dev, true,
+							    random));
+		if (moved < 0)
+			break;
+		need -= moved;
+		v->key -= moved;
+		if (has_candidates(v, pool))
+			gos_heap_fix_top(&eng->heap);
+		else
+			gos_heap_pop(&eng->heap);
+	}
+}
+
+/* Memory used outside the engine, or failed orders, may leave it over. */
+void gos_fit_capacity(struct gos_engine *eng, struct gos_gpu *gpu)
+{
+	s64 need = (s64)(gpu->used - gpu->evicting) -
+		   (s64)gos_capacity(gpu);
+
+	if (need > 0)
+		gos_reduce(eng, gpu, NULL, need, false);
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Periodic work on one GPU: the throttle (PILOT's MAdvise), returns into
+ * free memory (GPUswap thesis 5.3.5, weighted), and rebalancing, which
+ * evicts from tenants above their share while a tenant below its share has
+ * data in host RAM, so shares converge even without new allocations.
+ */
+#include "internal.h"
+
+static s64 deficit(const struct gos_tenant *t)
+{
+	return (s64)t->entitlement - (s64)(t->resident - t->evicting);
+}
+
+static void advise(struct gos_engine *eng, struct gos_tenant *t)
+{
+	struct gos_message m = { 0 };
+	struct gos_list *pos;
+	u64 mark = gos_rand(eng) | 1;
+
+	m.kind = GOS_MSG_ADVICE;
+	m.tenant = t->id;
+	m.device_bytes = t->resident;
+	m.host_bytes = t->host;
+	m.entitlement = t->entitlement;
+	/* One notice per client of the tenant. */
+	for (pos = t->buffer_list.next; pos != &t->buffer_list;
+	     pos = pos->next) {
+		struct gos_buffer *buf = gos_container_of(pos,
+							   struct gos_buffer,
+							   tenant_node);
+
+		if (buf->client->advice_mark == mark)
+			continue;
+		buf->client->advice_mark = mark;
+		gos_notice(eng, buf->client, &m);
+	}
+}
+
+/* A tenant demanding more than its share for `persist` is throttled. */
+static void throttle_update(struct gos_engine *eng, struct gos_gpu *gpu)
+{
+	u64 persist = eng->cfg.throttle_persist_ns;
+	u64 now = gos_now(eng);
+	u32 i;
+
+	if (!persist)
+		return;
+	gos_entitle(eng, gpu);
+	for (i = 0; i < gpu->tenants.len; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+
+		if (t->demand <= t->entitlement) {
+			t->over_since = 0;
+			t->throttled = false;
+			continue;
+		}
+		if (!t->over_since)
+			t->over_since = now | 1;
+		if (!t->throttled && now - t->over_since >= persist) {
+			t->throttled = true;
+			t->st.throttle_events++;
+			advise(eng, t);
+		}
+	}
+}
+
+static s64 return_key(struct gos_engine *eng, const struct gos_tenant *t)
+{
+	if (eng->cfg.victim == GOS_VICTIM_EXCESS ||
+	    eng->cfg.fairness == GOS_FAIR_STATIC)
+		return deficit(t);
+	return -(s64)(t->resident - t->evicting);
+}
+
+/* Throttled tenants, and everyone under static partitions, stop at share. */
+static bool capped(struct gos_engine *eng, const struct gos_tenant *t)
+{
+	return t->throttled || eng->cfg.fairness == GOS_FAIR_STATIC;
+}
+
+void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
+{
+	u64 budget = eng->cfg.return_batch_bytes ?: ~0ULL;
+	bool random = eng->cfg.select == GOS_SELECT_RANDOM;
+	struct gos_tenant *w;
+	u32 i;
+
+	if (eng->cfg.fairness == GOS_FAIR_FCFS)
+		return;
+	gos_settle(eng, gpu);
+	if (gpu->waiting)
+		return;
+	gos_entitle(eng, gpu);
+	gos_heap_init(&eng->heap);
+	for (i = 0; i < gpu->tenants.len; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+
+		t->key = return_key(eng, t);
+		if (t->hst.count)
+			gos_heap_push(&eng->heap, t);
+	}
+	while ((w = gos_heap_top(&eng->heap))) {
+		struct gos_chunk *c = gos_buckets_pick(eng, &w->hst, false,
+						       random);
+		u64 bytes = gos_chunk_size(eng, c);
+
+		if (bytes > budget)
+			break;
+		if (bytes > gos_free_now(gpu) ||
+		    (capped(eng, w) && (s64)bytes > deficit(w))) {
+			gos_heap_pop(&eng->heap);
+			continue;
+		}
+		if (c->buf->client->stalled) {
+			gos_chunk_set_pin(eng, c, GOS_PIN_STALLED);
+		} else {
+			if (gos_order_add(eng, c, GOS_MSG_RETURN))
+				break;
+			budget -= bytes;
+			w->key -= (s64)bytes;
+		}
+		if (w->hst.count)
+			gos_heap_fix_top(&eng->heap);
+		else
+			gos_heap_pop(&eng->heap);
+	}
+}
+
+/*
+ * When no free memory is left for a tenant below its share that has host
+ * data, evict what others hold above their share; the next planner run
+ * returns the victim-freed space to the tenant furthest below.
+ */
+static void rebalance(struct gos_engine *eng, struct gos_gpu *gpu)
+{
+	u64 want = 0, budget = eng->cfg.return_batch_bytes ?: ~0ULL;
+	/* Space already on its way back counts, or each tick would add more. */
+	u64 coming = gos_free_now(gpu) + gpu->evicting;
+	u32 i;
+
+	if (eng->cfg.fairness != GOS_FAIR_WEIGHTED ||
+	    eng->cfg.victim != GOS_VICTIM_EXCESS || gpu->waiting)
+		return;
+	for (i = 0; i < gpu->tenants.len; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+		s64 d = deficit(t);
+
+		if (t->hst.count && d >= (s64)eng->cfg.chunk_size)
+			want += (u64)d < t->host ? (u64)d : t->host;
+	}
+	if (want <= coming)
+		return;
+	want -= coming;
+	gos_reduce(eng, gpu, NULL, (s64)(want < budget ? want : budget), true);
+}
+
+void gos_gpu_tick(struct gos_engine *eng, struct gos_gpu *gpu)
+{
+	throttle_update(eng, gpu);
+	gos_plan_returns(eng, gpu);
+	rebalance(eng, gpu);
+}
