@@ -52,12 +52,14 @@ static void place(struct gos_engine *eng, struct gos_chunk *c, u8 state,
 	u64 bytes = gos_chunk_size(eng, c);
 
 	gos_chunk_set(eng, c, state);
-	if (state == GOS_CHUNK_DEVICE)
+	if (state == GOS_CHUNK_DEVICE) {
 		res->device_bytes += bytes;
-	else if (state == GOS_CHUNK_WAITING)
+	} else if (state == GOS_CHUNK_WAITING) {
 		res->waiting_bytes += bytes;
-	else
+	} else {
+		res->host_bytes += bytes;
 		c->buf->tenant->st.bytes_host_placed += bytes;
+	}
 }
 
 /* Unplaced chunks: on the device while it has room, else they wait. */

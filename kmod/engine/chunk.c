@@ -79,16 +79,14 @@ static void account(struct gos_chunk *c, u64 bytes, bool add)
 void gos_tenant_note_host(struct gos_engine *eng, struct gos_tenant *t)
 {
 	bool now_host = t->host > 0;
-	bool was_host = t->st.oversub_since != 0;
 
-	if (now_host == was_host)
+	if (now_host == t->st.oversub_open)
 		return;
-	if (now_host) {
-		t->st.oversub_since = gos_now(eng) | 1;
-	} else {
+	t->st.oversub_open = now_host;
+	if (now_host)
+		t->st.oversub_since = gos_now(eng);
+	else
 		t->st.oversub_ns += gos_now(eng) - t->st.oversub_since;
-		t->st.oversub_since = 0;
-	}
 }
 
 void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)

@@ -233,7 +233,7 @@ int gos_gpu_set_external(struct gos_engine *eng, u32 id, u64 bytes)
 	return 0;
 }
 
-int gos_gpu_stats(struct gos_engine *eng, u32 id, struct gos_gpu_stats *out)
+int gos_gpu_get_stats(struct gos_engine *eng, u32 id, struct gos_gpu_stats *out)
 {
 	struct gos_gpu *gpu;
 
@@ -373,7 +373,7 @@ int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 	return err;
 }
 
-int gos_tenant_stats(struct gos_engine *eng, u32 tenant,
+int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 		     struct gos_tenant_stats *out)
 {
 	struct gos_tenant *t;
@@ -383,7 +383,7 @@ int gos_tenant_stats(struct gos_engine *eng, u32 tenant,
 	gos_os_lock(eng->lock);
 	t = gos_idmap_get(&eng->tenants, tenant);
 	if (t) {
-		u64 open = t->st.oversub_since ?
+		u64 open = t->st.oversub_open ?
 			   gos_now(eng) - t->st.oversub_since : 0;
 
 		gos_entitle(eng, t->gpu);

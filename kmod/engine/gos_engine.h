@@ -143,7 +143,7 @@ void gos_engine_destroy(struct gos_engine *eng);
 int gos_gpu_add(struct gos_engine *eng, u32 gpu, u64 physical, u64 reserve);
 /* Memory used outside the engine; the engine evicts to fit what remains. */
 int gos_gpu_set_external(struct gos_engine *eng, u32 gpu, u64 bytes);
-int gos_gpu_stats(struct gos_engine *eng, u32 gpu, struct gos_gpu_stats *out);
+int gos_gpu_get_stats(struct gos_engine *eng, u32 gpu, struct gos_gpu_stats *out);
 
 /* weight >= 1; limit caps the tenant's total allocation, 0 = no cap. */
 int gos_tenant_create(struct gos_engine *eng, u32 gpu, u32 weight, u64 limit,
@@ -152,7 +152,7 @@ int gos_tenant_set_policy(struct gos_engine *eng, u32 tenant, u32 weight,
 			  u64 limit);
 /* Fails with -EBUSY while the tenant still holds buffers. */
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
-int gos_tenant_stats(struct gos_engine *eng, u32 tenant,
+int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 		     struct gos_tenant_stats *out);
 
 int gos_client_create(struct gos_engine *eng, u32 *client);

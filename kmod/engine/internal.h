@@ -47,6 +47,7 @@ struct gos_stats_acc {
 	u64 bytes_evicted, evictions, bytes_returned, returns;
 	u64 bytes_host_placed, allocs, slow_allocs, failed_orders;
 	u64 oversub_ns, oversub_since, throttle_events;
+	bool oversub_open;
 };
 
 struct gos_gpu;
@@ -70,7 +71,8 @@ struct gos_tenant {
 	s64 key;		/* scratch: heap key during one decision */
 	struct gos_list buffer_list;	/* its buffers, for advice */
 	bool throttled;
-	u64 over_since;		/* 0 = not over entitlement */
+	bool over;		/* demand above entitlement ... */
+	u64 over_since;		/* ... since this time */
 	struct gos_stats_acc st;
 };
 

@@ -51,12 +51,14 @@ static void throttle_update(struct gos_engine *eng, struct gos_gpu *gpu)
 		struct gos_tenant *t = gpu->tenants.v[i];
 
 		if (t->demand <= t->entitlement) {
-			t->over_since = 0;
+			t->over = false;
 			t->throttled = false;
 			continue;
 		}
-		if (!t->over_since)
-			t->over_since = now | 1;
+		if (!t->over) {
+			t->over = true;
+			t->over_since = now;
+		}
 		if (!t->throttled && now - t->over_since >= persist) {
 			t->throttled = true;
 			t->st.throttle_events++;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs test programs and bats files, keeps each one's log, and ends with the
+# line CI reads: "N passed, N failed". Boost.Test programs count per test
+# case; bats files count per test.
+set -u
+build=$1; shift
+logs=$build/test-logs
+mkdir -p "$logs"
+passed=0 failed=0
+for t in "$@"; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t")
+	log=$logs/$name.log
+	start=$(date +%s.%N)
+	if [[ $t == *.bats ]]; then
+		BUILD=$build bats --tap "$t" >"$log" 2>&1
+		rc=$?
+		p=$(grep -c '^ok ' "$log"); f=$(grep -c '^not ok ' "$log")
+	else
+		"$t" --report_level=short >"$log" 2>&1
+		rc=$?
+		p=$(sed -n 's/.* \([0-9]\+\) test cases\? out of [0-9]\+ passed.*/\1/p' "$log" | head -1)
+		f=$(sed -n 's/.* \([0-9]\+\) test cases\? out of [0-9]\+ failed.*/\1/p' "$log" | head -1)
+		p=${p:-0}; f=${f:-0}
+		# All passed: Boost prints only the passed count.
+		if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ]; then
+			p=$(sed -n 's/.*has passed with:.*/x/p' "$log" | wc -l)
+		fi
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1	# crashed or aborted before reporting
+	fi
+	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	if [ "$rc" -eq 0 ]; then
+		printf 'PASS %-32s %3d cases  %6.1fs\n' "$name" "$p" "$secs"
+	else
+		printf 'FAIL %-32s %3d passed %3d failed  (log: %s)\n' "$name" "$p" "$f" "$log"
+		tail -n 30 "$log" | sed 's/^/    /'
+	fi
+	passed=$((passed + p)); failed=$((failed + f))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

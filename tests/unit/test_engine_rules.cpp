@@ -1,0 +1,444 @@
+// One test per engine rule, using the scenarios of the GPUswap thesis.
+#define BOOST_TEST_MODULE engine_rules
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+
+#include "engine_harness.hpp"
+
+using namespace gos_test;
+
+namespace {
+
+gos_config with(std::uint32_t fairness, std::uint32_t victim = GOS_VICTIM_EXCESS,
+		std::uint32_t select = GOS_SELECT_PRIORITY)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.fairness = fairness;
+	cfg.victim = victim;
+	cfg.select = select;
+	return cfg;
+}
+
+std::size_t count_kind(const std::vector<gos_message> &msgs, std::uint32_t kind)
+{
+	return std::count_if(msgs.begin(), msgs.end(),
+			     [kind](const gos_message &m) { return m.kind == kind; });
+}
+
+} // namespace
+
+// Thesis Figure 1.1: under FCFS, B allocates first and keeps the whole GPU
+// share it grabbed; A, allocating the same amount later, spills to the host.
+BOOST_AUTO_TEST_CASE(fcfs_is_unfair_and_weighted_fixes_it)
+{
+	for (auto fairness : {GOS_FAIR_FCFS, GOS_FAIR_WEIGHTED}) {
+		Harness h(with(fairness));
+		h.gpu(1 * GiB);
+		auto a = h.tenant(), b = h.tenant();
+		auto ca = h.client(), cb = h.client();
+		h.alloc(cb, b, 600 * MiB);
+		auto ra = h.alloc(ca, a, 600 * MiB);
+		h.settle();
+		h.check();
+		if (fairness == GOS_FAIR_FCFS) {
+			BOOST_TEST(ra.host_bytes == 176 * MiB);
+			BOOST_TEST(h.stats(b).resident == 600 * MiB);
+			BOOST_TEST(h.stats(a).resident == 424 * MiB);
+		} else {
+			BOOST_TEST(h.stats(a).resident == 512 * MiB);
+			BOOST_TEST(h.stats(b).resident == 512 * MiB);
+			BOOST_TEST(h.stats(b).bytes_evicted == 88 * MiB);
+			h.check_at_rest();
+		}
+	}
+}
+
+// Thesis Figure 1.2: static partitions leave A's unused share idle while B
+// spills; water-filling gives B what A leaves unused.
+BOOST_AUTO_TEST_CASE(static_underuses_and_weighted_fixes_it)
+{
+	for (auto fairness : {GOS_FAIR_STATIC, GOS_FAIR_WEIGHTED}) {
+		Harness h(with(fairness));
+		h.gpu(1 * GiB);
+		auto a = h.tenant(), b = h.tenant();
+		auto ca = h.client(), cb = h.client();
+		h.alloc(ca, a, 400 * MiB);
+		auto rb = h.alloc(cb, b, 600 * MiB);
+		h.settle();
+		h.check();
+		if (fairness == GOS_FAIR_STATIC) {
+			BOOST_TEST(rb.host_bytes == 88 * MiB);
+			BOOST_TEST(h.gpu_stats().used == 912 * MiB);
+		} else {
+			BOOST_TEST(rb.host_bytes == 0u);
+			BOOST_TEST(h.stats(b).resident == 600 * MiB);
+			BOOST_TEST(h.stats(b).entitlement == 600 * MiB);
+			h.check_at_rest();
+		}
+	}
+}
+
+// A buffer larger than the GPU is charged to its own tenant: the other
+// tenant keeps its fair share, and the surplus goes to the host directly.
+BOOST_AUTO_TEST_CASE(buffer_larger_than_gpu)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 300 * MiB);
+	auto ra = h.alloc(ca, a, 3 * GiB);
+	auto msgs = h.pump();
+	BOOST_TEST(count_kind(msgs, GOS_MSG_EVICT) == 0u);
+	BOOST_TEST(ra.host_bytes == 3 * GiB - 724 * MiB);
+	BOOST_TEST(ra.device_bytes == 724 * MiB);
+	BOOST_TEST(h.stats(b).resident == 300 * MiB);
+	BOOST_TEST(h.stats(a).bytes_host_placed == ra.host_bytes);
+	h.settle();
+	h.check_at_rest();
+}
+
+BOOST_AUTO_TEST_CASE(remainder_chunk_is_shorter)
+{
+	Harness h;
+	h.gpu(8 * MiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	auto rb = h.alloc(cb, b, 5 * MiB);	// chunks 2 + 2 + 1 MiB
+	std::uint8_t st[3];
+	BOOST_REQUIRE_EQUAL(gos_buffer_placement(h.eng(), cb, rb.buffer, 0, 3, st), 0);
+	BOOST_TEST(st[2] == GOS_CHUNK_DEVICE);
+	BOOST_TEST(gos_buffer_placement(h.eng(), cb, rb.buffer, 0, 4, st) == -EINVAL);
+	h.alloc(ca, a, 4 * MiB);	// needs 1 MiB more: one chunk of B goes
+	auto msgs = h.pump();
+	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_EVICT), 1u);
+	auto ev = *std::find_if(msgs.begin(), msgs.end(), [](auto &m) { return m.kind == GOS_MSG_EVICT; });
+	BOOST_TEST((ev.length == 2 * MiB || ev.length == 1 * MiB));
+	BOOST_TEST(ev.offset % (2 * MiB) == 0u);
+	BOOST_TEST(h.stats(b).host == ev.length);
+	h.check();
+}
+
+BOOST_AUTO_TEST_CASE(lowest_priority_goes_first_and_random_mode_ignores_it)
+{
+	for (auto select : {GOS_SELECT_PRIORITY, GOS_SELECT_RANDOM}) {
+		std::uint64_t low_evicted = 0, high_evicted = 0;
+		for (std::uint64_t seed = 1; seed <= 20; seed++) {
+			Harness h(with(GOS_FAIR_WEIGHTED, GOS_VICTIM_EXCESS, select), seed);
+			h.gpu(64 * MiB);
+			auto a = h.tenant(), b = h.tenant();
+			auto ca = h.client(), cb = h.client();
+			auto hi = h.alloc(cb, b, 32 * MiB, 12);
+			auto lo = h.alloc(cb, b, 32 * MiB, 2);
+			h.alloc(ca, a, 16 * MiB);
+			for (auto &m : h.pump()) {
+				if (m.kind != GOS_MSG_EVICT)
+					continue;
+				(m.buffer == lo.buffer ? low_evicted : high_evicted) += m.length;
+				BOOST_TEST((m.buffer == lo.buffer || m.buffer == hi.buffer));
+			}
+			h.check();
+		}
+		if (select == GOS_SELECT_PRIORITY) {
+			BOOST_TEST(high_evicted == 0u);
+			BOOST_TEST(low_evicted == 20 * 16 * MiB);
+		} else {
+			BOOST_TEST(high_evicted > 0u);
+			BOOST_TEST(low_evicted > 0u);
+		}
+	}
+}
+
+BOOST_AUTO_TEST_CASE(weights_split_the_gpu)
+{
+	Harness h;
+	h.gpu(900 * MiB);
+	auto a = h.tenant(2), b = h.tenant(1);
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 900 * MiB);
+	h.alloc(ca, a, 900 * MiB);
+	h.settle();
+	BOOST_TEST(h.stats(a).entitlement == 600 * MiB);
+	BOOST_TEST(h.stats(a).resident == 600 * MiB);
+	BOOST_TEST(h.stats(b).resident == 300 * MiB);
+	h.check_at_rest();
+}
+
+// Freed memory goes back to the tenant furthest below its share.
+BOOST_AUTO_TEST_CASE(return_after_free)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant(), c = h.tenant();
+	auto ca = h.client(), cb = h.client(), cc = h.client();
+	h.alloc(ca, a, 600 * MiB);
+	h.alloc(cb, b, 600 * MiB);
+	auto rc = h.alloc(cc, c, 300 * MiB);
+	h.settle();
+	BOOST_TEST(h.stats(a).host > 0u);
+	BOOST_TEST(h.stats(b).host > 0u);
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cc, rc.buffer), 0);
+	auto msgs = h.pump();
+	BOOST_TEST(count_kind(msgs, GOS_MSG_RETURN) > 0u);
+	h.settle();
+	BOOST_TEST(h.stats(a).host == 88 * MiB);
+	BOOST_TEST(h.stats(b).host == 88 * MiB);
+	BOOST_TEST(h.stats(a).bytes_returned > 0u);
+	BOOST_TEST(h.gpu_stats().used == 1 * GiB);
+	h.check_at_rest();
+}
+
+// A tenant that stays oversubscribed is throttled, told so once, and not
+// pulled back above its share when memory frees up for a moment.
+BOOST_AUTO_TEST_CASE(throttle_after_persist)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.throttle_persist_ns = 2000ULL * 1000000ULL;
+	Harness h(cfg);
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 512 * MiB);
+	h.alloc(ca, a, 1 * GiB);
+	h.settle();
+	BOOST_TEST(!h.stats(a).throttled);
+	h.advance_ms(2100);
+	gos_tick(h.eng());
+	auto msgs = h.pump();
+	BOOST_TEST(h.stats(a).throttled);
+	BOOST_TEST(h.stats(a).throttle_events == 1u);
+	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_ADVICE), 1u);
+	BOOST_TEST(msgs.back().entitlement == 512 * MiB);
+	// B drops to 256 MiB: A's share becomes 768 MiB, and A returns only to it.
+	auto rb2 = h.alloc(cb, b, 1 * MiB);
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cb, rb2.buffer), 0);
+	gos_tick(h.eng());
+	h.settle();
+	BOOST_TEST(h.stats(a).resident <= h.stats(a).entitlement);
+	h.advance_ms(5000);
+	gos_tick(h.eng());
+	BOOST_TEST(count_kind(h.pump(), GOS_MSG_ADVICE) == 0u);	// once per episode
+	h.check_at_rest();
+}
+
+// Orders that fail leave the chunks where they were; orders that time out
+// do too, and the allocation that waited on them goes to the host.
+BOOST_AUTO_TEST_CASE(failed_and_timed_out_orders)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.order_timeout_ns = 100ULL * 1000000ULL;
+	Harness h(cfg);
+	h.gpu(64 * MiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 64 * MiB);
+	h.reply_of[cb] = Reply::ignore;
+	auto ra = h.alloc(ca, a, 32 * MiB);
+	BOOST_TEST(ra.waiting_bytes == 32 * MiB);
+	BOOST_TEST(h.gpu_stats().outstanding_orders > 0u);
+	h.pump();
+	h.check();
+	h.advance_ms(150);
+	gos_tick(h.eng());
+	auto msgs = h.pump();
+	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_SETTLED), 1u);
+	auto settled = *std::find_if(msgs.begin(), msgs.end(), [](auto &m) { return m.kind == GOS_MSG_SETTLED; });
+	BOOST_TEST(settled.buffer == ra.buffer);
+	BOOST_TEST(settled.host_bytes == 32 * MiB);
+	BOOST_TEST(h.stats(b).failed_orders > 0u);
+	BOOST_TEST(h.gpu_stats().waiting == 0u);
+	h.check();
+	// A late ack of an expired order is refused; the engine stays the truth.
+	BOOST_TEST(gos_order_ack(h.eng(), cb, 1) == -ENOENT);
+	// The stalled client is asked again once it talks.
+	h.reply_of[cb] = Reply::ack;
+	h.settle();
+	BOOST_TEST(h.stats(a).resident == 32 * MiB);
+	h.check_at_rest();
+
+	// Explicit failure pins the chunks until their priority is set again.
+	Harness f(Harness::defaults());
+	f.gpu(64 * MiB);
+	auto x = f.tenant(), y = f.tenant();
+	auto cx = f.client(), cy = f.client();
+	auto ry = f.alloc(cy, y, 64 * MiB);
+	f.reply_of[cy] = Reply::fail;
+	auto rx = f.alloc(cx, x, 32 * MiB);
+	f.pump();
+	BOOST_TEST(f.stats(y).resident == 64 * MiB);
+	BOOST_TEST(f.stats(x).host == 32 * MiB);
+	std::uint8_t st[32];
+	BOOST_REQUIRE_EQUAL(gos_buffer_placement(f.eng(), cx, rx.buffer, 0, 16, st), 0);
+	BOOST_TEST(std::all_of(st, st + 16, [](auto s) { return s == GOS_CHUNK_HOST; }));
+	f.check();
+	f.reply_of[cy] = Reply::ack;
+	BOOST_REQUIRE_EQUAL(gos_set_priority(f.eng(), cy, ry.buffer, 0, 64 * MiB, 4), 0);
+	f.settle();
+	BOOST_TEST(f.stats(y).resident == 32 * MiB);
+	f.check_at_rest();
+}
+
+BOOST_AUTO_TEST_CASE(client_exit_releases_and_returns)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(ca, a, 1 * GiB);
+	h.alloc(cb, b, 1 * GiB);
+	h.alloc(cb, b, 8 * MiB, 1);
+	h.settle();
+	BOOST_TEST(h.stats(a).host == 512 * MiB);
+	BOOST_REQUIRE_EQUAL(gos_client_exit(h.eng(), cb), 0);
+	BOOST_TEST(gos_client_exit(h.eng(), cb) == -EINVAL);
+	BOOST_TEST(h.stats(b).demand == 0u);
+	BOOST_TEST(h.stats(b).buffers == 0u);
+	h.settle();
+	BOOST_TEST(h.stats(a).host == 0u);
+	BOOST_TEST(h.stats(a).resident == 1 * GiB);
+	BOOST_TEST(h.stats(a).oversub_ns > 0u);
+	BOOST_REQUIRE_EQUAL(gos_tenant_destroy(h.eng(), b), 0);
+	BOOST_TEST(gos_tenant_destroy(h.eng(), a) == -EBUSY);
+	h.check_at_rest();
+}
+
+// Memory used outside the engine shrinks capacity, and the engine evicts.
+BOOST_AUTO_TEST_CASE(capacity_changes_at_run_time)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(ca, a, 400 * MiB);
+	h.alloc(cb, b, 400 * MiB);
+	BOOST_REQUIRE_EQUAL(gos_gpu_set_external(h.eng(), 0, 424 * MiB), 0);
+	auto msgs = h.pump();
+	BOOST_TEST(count_kind(msgs, GOS_MSG_EVICT) > 0u);
+	BOOST_TEST(h.gpu_stats().capacity == 600 * MiB);
+	BOOST_TEST(h.gpu_stats().used <= 600 * MiB);
+	BOOST_TEST(h.stats(a).resident == 300 * MiB);
+	h.check();
+	BOOST_REQUIRE_EQUAL(gos_gpu_set_external(h.eng(), 0, 0), 0);
+	h.settle();
+	BOOST_TEST(h.gpu_stats().used == 800 * MiB);
+	h.check_at_rest();
+}
+
+BOOST_AUTO_TEST_CASE(unevictable_is_counted_and_limit_enforced)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(1, 256 * MiB), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 900 * MiB);
+	gos_alloc_result r{};
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), ca, a, 200 * MiB, 8, GOS_ALLOC_UNEVICTABLE, &r), 0);
+	BOOST_TEST(r.device_bytes == 200 * MiB);
+	BOOST_TEST(h.stats(a).unevictable == 200 * MiB);
+	BOOST_TEST(gos_alloc(h.eng(), ca, a, 100 * MiB, 8, 0, &r) == -EDQUOT);
+	h.settle();
+	BOOST_TEST(h.stats(b).resident == 824 * MiB);
+	BOOST_TEST(h.stats(a).evictions == 0u);
+	h.check_at_rest();
+}
+
+BOOST_AUTO_TEST_CASE(lru_victim_takes_the_oldest_chunk)
+{
+	Harness h(with(GOS_FAIR_WEIGHTED, GOS_VICTIM_LRU, GOS_SELECT_RANDOM));
+	h.gpu(8 * MiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	auto old_a = h.alloc(ca, a, 2 * MiB);
+	h.alloc(cb, b, 6 * MiB);
+	h.alloc(cb, b, 2 * MiB);
+	auto msgs = h.pump();
+	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_EVICT), 1u);
+	BOOST_TEST(msgs[0].buffer == old_a.buffer);
+	h.check();
+}
+
+BOOST_AUTO_TEST_CASE(stats_track_peaks_and_time)
+{
+	Harness h;
+	h.gpu(100 * MiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	auto rb = h.alloc(cb, b, 100 * MiB);
+	h.alloc(ca, a, 60 * MiB);
+	h.pump();
+	h.advance_ms(1000);
+	auto st = h.stats(b);
+	BOOST_TEST(st.peak_resident == 100 * MiB);
+	BOOST_TEST(st.peak_host == st.host);
+	BOOST_TEST(st.oversub_ns == 1000000000ULL);
+	BOOST_TEST(st.slow_allocs == 0u);
+	BOOST_TEST(h.stats(a).slow_allocs == 1u);
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cb, rb.buffer), 0);
+	h.advance_ms(500);
+	BOOST_TEST(h.stats(b).oversub_ns == 1000000000ULL);
+	h.check();
+}
+
+BOOST_AUTO_TEST_CASE(waterfill_shares)
+{
+	std::uint64_t demand[] = {100, 500, 900, 0};
+	std::uint32_t weight[] = {1, 1, 2, 1};
+	std::uint64_t share[4];
+	gos_waterfill(4, demand, weight, 1000, share);
+	BOOST_TEST(share[0] == 100u);
+	BOOST_TEST(share[3] == 0u);
+	BOOST_TEST(share[1] == 300u);
+	BOOST_TEST(share[2] == 600u);
+	gos_waterfill(4, demand, weight, 5000, share);
+	BOOST_TEST(share[2] == 900u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused)
+{
+	Harness h;
+	gos_engine *e = h.eng();
+	gos_config bad = Harness::defaults();
+	gos_engine *other = nullptr;
+	bad.chunk_size = 1000;
+	BOOST_TEST(gos_engine_create(&bad, &other) == -EINVAL);
+	bad = Harness::defaults();
+	bad.fairness = 7;
+	BOOST_TEST(gos_engine_create(&bad, &other) == -EINVAL);
+	BOOST_TEST(gos_gpu_add(e, 0, 0, 0) == -EINVAL);
+	BOOST_TEST(gos_gpu_add(e, 0, 10, 11) == -EINVAL);
+	h.gpu(1 * GiB);
+	BOOST_TEST(gos_gpu_add(e, 0, 1 * GiB, 0) == -EEXIST);
+	std::uint32_t t = 0, c = 0;
+	BOOST_TEST(gos_tenant_create(e, 5, 1, 0, &t) == -EINVAL);
+	BOOST_TEST(gos_tenant_create(e, 0, 0, 0, &t) == -EINVAL);
+	BOOST_TEST(gos_tenant_create(e, 0, 70000, 0, &t) == -EINVAL);
+	t = h.tenant();
+	c = h.client();
+	gos_alloc_result r{};
+	BOOST_TEST(gos_alloc(e, c, t, 0, 8, 0, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c, t, MiB, 16, 0, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c, t, MiB, 8, 0x80, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c + 9, t, MiB, 8, 0, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c, t + 9, MiB, 8, 0, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c, t, 1ULL << 60, 8, 0, &r) == -EINVAL);
+	BOOST_TEST(gos_alloc(e, c, t, MiB, 8, 0, nullptr) == -EINVAL);
+	auto ok = h.alloc(c, t, 3 * MiB);
+	auto other_client = h.client();
+	BOOST_TEST(gos_free(e, other_client, ok.buffer) == -ENOENT);
+	BOOST_TEST(gos_free(e, c, ok.buffer + 1) == -ENOENT);
+	BOOST_TEST(gos_set_priority(e, c, ok.buffer, 0, 3 * MiB, 99) == -EINVAL);
+	BOOST_TEST(gos_set_priority(e, c, ok.buffer, 2 * MiB, 2 * MiB, 3) == -EINVAL);
+	BOOST_TEST(gos_set_priority(e, c, ok.buffer, 0, 0, 3) == -EINVAL);
+	BOOST_TEST(gos_set_priority(e, c, ok.buffer, ~0ULL, 2, 3) == -EINVAL);
+	BOOST_TEST(gos_order_ack(e, c, 12345) == -ENOENT);
+	BOOST_TEST(gos_order_fail(e, c + 9, 1) == -EINVAL);
+	gos_message m[2];
+	BOOST_TEST(gos_read_messages(e, c + 9, m, 2) == -EINVAL);
+	BOOST_TEST(gos_read_messages(e, c, nullptr, 2) == -EINVAL);
+	BOOST_TEST(gos_tenant_set_policy(e, t, 0, 0) == -EINVAL);
+	BOOST_TEST(gos_gpu_set_external(e, 3, 0) == -EINVAL);
+	BOOST_TEST(gos_free(e, c, ok.buffer) == 0);
+	BOOST_TEST(gos_free(e, c, ok.buffer) == -ENOENT);
+	h.check();
+}
