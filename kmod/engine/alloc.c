@@ -62,20 +62,30 @@ static void place(struct gos_engine *eng, struct gos_chunk *c, u8 state,
 	}
 }
 
-/* Unplaced chunks: on the device while it has room, else they wait. */
+/*
+ * Unplaced chunks: on the device while it has room; else they wait for
+ * space that evictions in flight will free; what even that cannot cover
+ * (the reducer found nothing more to take) goes to the host.
+ */
 static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
 			       struct gos_alloc_result *res)
 {
 	struct gos_gpu *gpu = buf->tenant->gpu;
+	s64 cover = gos_coming_free(gpu) - (s64)gpu->waiting;
 	u32 i;
 
 	for (i = 0; i < buf->nchunks; i++) {
 		struct gos_chunk *c = &buf->chunks[i];
+		u64 bytes = gos_chunk_size(eng, c);
 
 		if (c->state != GOS_CHUNK_NONE)
 			continue;
-		if (gos_list_empty(&gpu->waitq) &&
-		    gos_chunk_size(eng, c) <= gos_free_now(gpu)) {
+		if ((s64)bytes > cover) {
+			place(eng, c, GOS_CHUNK_HOST, res);
+			continue;
+		}
+		cover -= (s64)bytes;
+		if (gos_list_empty(&gpu->waitq) && bytes <= gos_free_now(gpu)) {
 			place(eng, c, GOS_CHUNK_DEVICE, res);
 			continue;
 		}
@@ -124,8 +134,7 @@ static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
 			  struct gos_pool *pool, struct gos_alloc_result *res)
 {
 	struct gos_gpu *gpu = buf->tenant->gpu;
-	s64 claimable = (s64)gos_capacity(gpu) - (s64)gpu->used +
-			(s64)gpu->evicting - (s64)gpu->waiting;
+	s64 claimable = gos_coming_free(gpu) - (s64)gpu->waiting;
 	u32 i;
 
 	for (i = 0; i < buf->nchunks; i++)
@@ -135,9 +144,7 @@ static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
 	pool->bytes = buf->size;
 	gos_reduce(eng, gpu, pool, (s64)buf->size - claimable, false);
 	/* Chunks the reducer sent to the host were placed there already. */
-	for (i = 0; i < buf->nchunks; i++)
-		if (buf->chunks[i].state == GOS_CHUNK_HOST)
-			res->host_bytes += gos_chunk_size(eng, &buf->chunks[i]);
+	res->host_bytes = buf->size - pool->bytes;
 	place_rest_waiting(eng, buf, res);
 }
 

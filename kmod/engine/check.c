@@ -215,6 +215,9 @@ static void walk_gpu(void *obj, void *ctx)
 	if (tl.resident != gpu->used || tl.evicting != gpu->evicting ||
 	    tl.waiting != gpu->waiting)
 		fail(&w->ck, "GPU totals disagree with tenants", gpu->id);
+	/* Waiting chunks always have space coming, or they would wait forever. */
+	if (gpu->waiting && (s64)gpu->waiting > gos_coming_free(gpu))
+		fail(&w->ck, "waiting chunks not covered by evictions", gpu->id);
 	if (list_length(&gpu->lru) != tl.dev_sel)
 		fail(&w->ck, "GPU age list disagrees with buckets", gpu->id);
 	/* Capacity holds once orders are done, unless nothing can move. */
@@ -235,22 +238,6 @@ int gos_check(struct gos_engine *eng, char *msg, size_t len)
 		fail(&w.ck, "outstanding order count mismatch", eng->npending);
 	gos_os_unlock(eng->lock);
 	return w.ck.err;
-}
-
-/* Smallest movable host chunk of a tenant, or 0 if none. */
-static u64 smallest_host_chunk(struct gos_engine *eng, struct gos_tenant *t)
-{
-	u64 best = 0;
-	u32 p, i;
-
-	for (p = 0; p < GOS_NPRIO; p++)
-		for (i = 0; i < t->hst.b[p].len; i++) {
-			u64 b = gos_chunk_size(eng, t->hst.b[p].v[i]);
-
-			if (!best || b < best)
-				best = b;
-		}
-	return best;
 }
 
 static void walk_gpu_at_rest(void *obj, void *ctx)
@@ -277,13 +264,12 @@ static void walk_gpu_at_rest(void *obj, void *ctx)
 	}
 	for (i = 0; i < gpu->tenants.len; i++) {
 		struct gos_tenant *t = gpu->tenants.v[i];
-		u64 small = smallest_host_chunk(eng, t);
 		s64 below = (s64)t->entitlement - (s64)t->resident;
 
-		if (!small)
+		if (!t->hst.count)
 			continue;
-		if (small <= gos_free_now(gpu) &&
-		    (!t->throttled || (s64)small <= below))
+		/* Free space or share under one chunk is the price of chunking. */
+		if (gos_free_now(gpu) >= cs && (!t->throttled || below >= (s64)cs))
 			fail(&w->ck, "idle device memory while host data waits",
 			     t->id);
 		if (below >= (s64)cs && someone_over)

@@ -58,7 +58,8 @@ enum gos_chunk_state {
 enum gos_msg_kind {
 	GOS_MSG_EVICT = 1,	/* move range to host, then ack or fail */
 	GOS_MSG_RETURN,		/* move range to the device, then ack or fail */
-	GOS_MSG_SETTLED,	/* a buffer's waiting chunks are all placed */
+	GOS_MSG_SETTLED,	/* a buffer's waiting chunks are all placed: */
+				/* device_bytes/host_bytes say where they went */
 	GOS_MSG_ADVICE,		/* tenant throttled: stays oversubscribed */
 };
 
@@ -93,7 +94,7 @@ struct gos_message {
 	u64 buffer;
 	u64 offset;
 	u64 length;
-	u64 device_bytes;	/* SETTLED: final split; ADVICE: tenant figures */
+	u64 device_bytes;	/* SETTLED: the waited bytes' split; ADVICE: tenant's */
 	u64 host_bytes;
 	u64 entitlement;	/* ADVICE only */
 };
@@ -170,7 +171,10 @@ int gos_set_priority(struct gos_engine *eng, u32 client, u64 buffer,
 int gos_buffer_placement(struct gos_engine *eng, u32 client, u64 buffer,
 			 u32 first, u32 count, u8 *states);
 
-/* Reads up to max pending messages; returns how many, or -errno. */
+/*
+ * Reads up to max pending messages; returns how many, or -errno. A message
+ * may name a buffer freed after it was queued; clients ignore those.
+ */
 int gos_read_messages(struct gos_engine *eng, u32 client,
 		      struct gos_message *out, u32 max);
 int gos_order_ack(struct gos_engine *eng, u32 client, u64 order);
@@ -195,8 +199,9 @@ int gos_check(struct gos_engine *eng, char *msg, size_t len);
 
 /*
  * Checks what must hold once no order is outstanding and gos_tick() has
- * nothing left to do: no entitled device memory lies idle while the tenant
- * has movable data on the host (utilization), and no tenant stays a chunk
+ * nothing left to do: no chunk's worth of device memory lies idle while a
+ * tenant entitled to it has movable data on the host (utilization), and no
+ * tenant stays a chunk
  * or more below its share while another holds a chunk or more above its
  * share that could move (fairness).
  */

@@ -112,6 +112,7 @@ struct gos_buffer {
 	u32 nchunks;		/* 0 for unevictable buffers */
 	u32 nwaiting;
 	u32 wait_head, wait_tail; /* WAITING chunks lie within [head, tail) */
+	u64 waited_device, waited_host; /* where waiting chunks went */
 	struct gos_chunk chunks[];
 };
 
@@ -156,6 +157,15 @@ static inline u64 gos_free_now(const struct gos_gpu *gpu)
 	u64 cap = gos_capacity(gpu);
 
 	return cap > gpu->used ? cap - gpu->used : 0;
+}
+
+/*
+ * Free space once every eviction in flight lands. Negative while the GPU
+ * is over capacity by more than is on its way out.
+ */
+static inline s64 gos_coming_free(const struct gos_gpu *gpu)
+{
+	return (s64)gos_capacity(gpu) - (s64)gpu->used + (s64)gpu->evicting;
 }
 
 /* Chunks are chunk_size long except a shorter remainder chunk at the end. */

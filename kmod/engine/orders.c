@@ -162,10 +162,13 @@ static int order_done(struct gos_engine *eng, struct gos_client *cl, u64 id,
 		return -ENOENT;
 	gpu = msg->buf->tenant->gpu;
 	order_finish(eng, msg, ok, GOS_PIN_FAILED);
-	if (ok)
+	if (ok) {
+		/* A return that lands after the GPU shrank may leave it over. */
+		gos_fit_capacity(eng, gpu);
 		gos_settle(eng, gpu);
-	else
+	} else {
 		after_failure(eng, gpu);
+	}
 	return 0;
 }
 

@@ -109,6 +109,13 @@ void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
 
 		if (bytes > budget)
 			break;
+		/*
+		 * Space too small for a tenant's chunk within its share is kept
+		 * for it, not handed to tenants above their share: rebalancing
+		 * frees the rest, and nothing ping-pongs.
+		 */
+		if (bytes > gos_free_now(gpu) && (s64)bytes <= deficit(w))
+			break;
 		if (bytes > gos_free_now(gpu) ||
 		    (capped(eng, w) && (s64)bytes > deficit(w))) {
 			gos_heap_pop(&eng->heap);
@@ -138,7 +145,7 @@ static void rebalance(struct gos_engine *eng, struct gos_gpu *gpu)
 {
 	u64 want = 0, budget = eng->cfg.return_batch_bytes ?: ~0ULL;
 	/* Space already on its way back counts, or each tick would add more. */
-	u64 coming = gos_free_now(gpu) + gpu->evicting;
+	s64 coming = gos_coming_free(gpu);
 	u32 i;
 
 	if (eng->cfg.fairness != GOS_FAIR_WEIGHTED ||
@@ -151,9 +158,9 @@ static void rebalance(struct gos_engine *eng, struct gos_gpu *gpu)
 		if (t->hst.count && d >= (s64)eng->cfg.chunk_size)
 			want += (u64)d < t->host ? (u64)d : t->host;
 	}
-	if (want <= coming)
+	if ((s64)want <= coming)
 		return;
-	want -= coming;
+	want -= (u64)(coming > 0 ? coming : 0);
 	gos_reduce(eng, gpu, NULL, (s64)(want < budget ? want : budget), true);
 }
 

@@ -7,24 +7,21 @@
  */
 #include "internal.h"
 
+/*
+ * Reports where the waiting chunks went. Only those: the rest of the buffer
+ * may be moving under other orders, which the client hears about itself.
+ */
 static void buffer_settled(struct gos_engine *eng, struct gos_buffer *buf)
 {
 	struct gos_message m = { 0 };
-	u32 i;
 
 	gos_list_del(&buf->wait_node);
 	m.kind = GOS_MSG_SETTLED;
 	m.tenant = buf->tenant->id;
 	m.buffer = buf->id;
 	m.length = buf->size;
-	for (i = 0; i < buf->nchunks; i++) {
-		const struct gos_chunk *c = &buf->chunks[i];
-
-		if (c->state == GOS_CHUNK_HOST)
-			m.host_bytes += gos_chunk_size(eng, c);
-		else
-			m.device_bytes += gos_chunk_size(eng, c);
-	}
+	m.device_bytes = buf->waited_device;
+	m.host_bytes = buf->waited_host;
 	/*
 	 * Without memory for the notice the client still learns the split
 	 * from gos_buffer_placement(); the ledger itself is already right.
@@ -49,6 +46,7 @@ void gos_settle(struct gos_engine *eng, struct gos_gpu *gpu)
 			if (gos_chunk_size(eng, c) > gos_free_now(gpu))
 				return;
 			gos_chunk_set(eng, c, GOS_CHUNK_DEVICE);
+			buf->waited_device += gos_chunk_size(eng, c);
 			buf->wait_head++;
 			buf->nwaiting--;
 		}
@@ -59,7 +57,7 @@ void gos_settle(struct gos_engine *eng, struct gos_gpu *gpu)
 void gos_trim_waiting(struct gos_engine *eng, struct gos_gpu *gpu)
 {
 	gos_settle(eng, gpu);
-	while (gpu->waiting > gos_free_now(gpu) + gpu->evicting) {
+	while (gpu->waiting && (s64)gpu->waiting > gos_coming_free(gpu)) {
 		struct gos_buffer *buf = gos_list_last(&gpu->waitq,
 						       struct gos_buffer,
 						       wait_node);
@@ -69,6 +67,7 @@ void gos_trim_waiting(struct gos_engine *eng, struct gos_gpu *gpu)
 		if (c->state != GOS_CHUNK_WAITING)
 			continue;
 		gos_chunk_set(eng, c, GOS_CHUNK_HOST);
+		buf->waited_host += gos_chunk_size(eng, c);
 		buf->tenant->st.bytes_host_placed += gos_chunk_size(eng, c);
 		if (!--buf->nwaiting)
 			buffer_settled(eng, buf);

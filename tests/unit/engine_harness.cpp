@@ -1,6 +1,7 @@
 #include "engine_harness.hpp"
 
 #include <boost/test/unit_test.hpp>
+#include <sstream>
 
 namespace gos_test {
 
@@ -41,6 +42,7 @@ std::uint32_t Harness::tenant(std::uint32_t weight, std::uint64_t limit,
 {
 	std::uint32_t id = 0;
 	BOOST_REQUIRE_EQUAL(gos_tenant_create(eng_, gpu, weight, limit, &id), 0);
+	tenants_.push_back(id);
 	return id;
 }
 
@@ -114,11 +116,30 @@ gos_gpu_stats Harness::gpu_stats(std::uint32_t gpu)
 	return st;
 }
 
+// The ledger in figures, printed with any violation.
+std::string Harness::dump()
+{
+	std::ostringstream os;
+	gos_gpu_stats g{};
+	gos_gpu_get_stats(eng_, 0, &g);
+	os << "\n  gpu0 capacity=" << g.capacity << " used=" << g.used << " evicting=" << g.evicting
+	   << " waiting=" << g.waiting << " orders=" << g.outstanding_orders;
+	for (std::uint32_t t : tenants_) {
+		gos_tenant_stats st{};
+		if (gos_tenant_get_stats(eng_, t, &st))
+			continue;
+		os << "\n  tenant " << t << " w=" << st.weight << " demand=" << st.demand
+		   << " ent=" << st.entitlement << " resident=" << st.resident << " host=" << st.host
+		   << " unevictable=" << st.unevictable << " throttled=" << st.throttled;
+	}
+	return os.str();
+}
+
 void Harness::check()
 {
 	char msg[256] = "";
 	int err = gos_check(eng_, msg, sizeof msg);
-	BOOST_REQUIRE_MESSAGE(err == 0, "invariant violated: " << msg);
+	BOOST_REQUIRE_MESSAGE(err == 0, "invariant violated: " << msg << dump());
 }
 
 void Harness::check_at_rest()
@@ -126,7 +147,7 @@ void Harness::check_at_rest()
 	char msg[256] = "";
 	check();
 	int err = gos_check_at_rest(eng_, msg, sizeof msg);
-	BOOST_REQUIRE_MESSAGE(err == 0, "at-rest invariant violated: " << msg);
+	BOOST_REQUIRE_MESSAGE(err == 0, "at-rest invariant violated: " << msg << dump());
 }
 
 } // namespace gos_test

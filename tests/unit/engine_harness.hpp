@@ -47,13 +47,14 @@ public:
 	// Fails the current Boost test with the checker's message on violation.
 	void check();
 	void check_at_rest();
+	std::string dump();	// the ledger in figures
 
 	std::map<std::uint32_t, Reply> reply_of;	// per-client override
 private:
 	static std::uint64_t clock(void *ctx);
 	gos_engine *eng_ = nullptr;
 	std::uint64_t now_ns_ = 1000000000ULL;
-	std::vector<std::uint32_t> clients_;
+	std::vector<std::uint32_t> clients_, tenants_;
 };
 
 } // namespace gos_test
