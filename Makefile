@@ -103,3 +103,6 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Keep object files that pattern rules chain through.
+.SECONDARY:

@@ -11,7 +11,7 @@ for t in "$@"; do
 	[ -e "$t" ] || continue
 	name=$(basename "$t")
 	log=$logs/$name.log
-	start=$(date +%s.%N)
+	start=$(date +%s%N)
 	if [[ $t == *.bats ]]; then
 		BUILD=$build bats --tap "$t" >"$log" 2>&1
 		rc=$?
@@ -30,9 +30,10 @@ for t in "$@"; do
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1	# crashed or aborted before reporting
 	fi
-	secs=$(echo "$(date +%s.%N) - $start" | bc)
+	ms=$((($(date +%s%N) - start) / 1000000))
+	secs=$((ms / 1000)).$(((ms % 1000) / 100))
 	if [ "$rc" -eq 0 ]; then
-		printf 'PASS %-32s %3d cases  %6.1fs\n' "$name" "$p" "$secs"
+		printf 'PASS %-32s %3d cases  %6ss\n' "$name" "$p" "$secs"
 	else
 		printf 'FAIL %-32s %3d passed %3d failed  (log: %s)\n' "$name" "$p" "$f" "$log"
 		tail -n 30 "$log" | sed 's/^/    /'

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -74,7 +75,6 @@ double percentile(std::vector<double> v, double p)
 class Replayer {
 public:
 	Replayer(const Trace &trace, const Policy &policy, const Options &opt);
-	~Replayer() { gos_engine_destroy(eng_); }
 	Replayer(const Replayer &) = delete;
 	Replayer &operator=(const Replayer &) = delete;
 
@@ -96,7 +96,11 @@ private:
 	const Trace &trace_;
 	const Policy &policy_;
 	const Options &opt_;
-	gos_engine *eng_ = nullptr;
+	struct EngineDeleter {
+		void operator()(gos_engine *e) const { gos_engine_destroy(e); }
+	};
+	std::unique_ptr<gos_engine, EngineDeleter> engine_;
+	gos_engine *eng_ = nullptr;	// engine_.get(), for brevity
 	std::uint64_t now_ns_ = 0;
 	double now_ = 0, next_tick_ = 0, next_sample_ = 0, sample_every_ = 0;
 	std::uint64_t physical_ = 0, capacity_now_ = 0, external_now_ = 0;
@@ -116,6 +120,7 @@ Replayer::Replayer(const Trace &trace, const Policy &policy, const Options &opt)
 	int err = gos_engine_create(&cfg, &eng_);
 	if (err)
 		throw std::runtime_error("cannot create the engine for policy " + policy.name + ": " + std::strerror(-err));
+	engine_.reset(eng_);
 	// The GPU is as large as the largest capacity the trace ever names;
 	// smaller capacities later are memory taken away from the engine.
 	physical_ = opt.capacity;

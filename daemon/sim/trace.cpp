@@ -1,5 +1,6 @@
 #include "sim/trace.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -69,6 +70,9 @@ private:
 
 std::size_t Parser::tenant_index(const std::string &name)
 {
+	for (char c : name)
+		if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+			fail("tenant '" + name + "' may use only letters, digits, '.', '_' and '-'");
 	auto [it, added] = tenant_ids_.emplace(name, trace_.tenants.size());
 	if (added)
 		trace_.tenants.push_back(name);
