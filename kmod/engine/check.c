@@ -218,7 +218,8 @@ static void walk_gpu(void *obj, void *ctx)
 	/* Waiting chunks always have space coming, or they would wait forever. */
 	if (gpu->waiting && (s64)gpu->waiting > gos_coming_free(gpu))
 		fail(&w->ck, "waiting chunks not covered by evictions", gpu->id);
-	if (list_length(&gpu->lru) != tl.dev_sel)
+	if (w->eng->cfg.victim == GOS_VICTIM_LRU &&
+	    list_length(&gpu->lru) != tl.dev_sel)
 		fail(&w->ck, "GPU age list disagrees with buckets", gpu->id);
 	/* Capacity holds once orders are done, unless nothing can move. */
 	if (!gpu_has_orders(w->eng, gpu) && gpu->used > gos_capacity(gpu) &&

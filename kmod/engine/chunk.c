@@ -12,7 +12,16 @@ static bool selectable(const struct gos_chunk *c)
 	       (c->state == GOS_CHUNK_DEVICE || c->state == GOS_CHUNK_HOST);
 }
 
-static void unlink_selectable(struct gos_chunk *c)
+/*
+ * The GPU-wide age list costs two cache misses per move (its neighbours),
+ * so it is kept only when the LRU victim policy reads it.
+ */
+static bool tracks_age(const struct gos_engine *eng)
+{
+	return eng->cfg.victim == GOS_VICTIM_LRU;
+}
+
+static void unlink_selectable(struct gos_engine *eng, struct gos_chunk *c)
 {
 	struct gos_tenant *t = c->buf->tenant;
 
@@ -20,14 +29,15 @@ static void unlink_selectable(struct gos_chunk *c)
 		return;
 	if (c->state == GOS_CHUNK_DEVICE) {
 		gos_buckets_del(&t->dev, c);
-		gos_list_del(&c->lru);
+		if (tracks_age(eng))
+			gos_list_del(&c->lru);
 	} else {
 		gos_buckets_del(&t->hst, c);
 	}
 	c->in_bucket = 0;
 }
 
-static void link_selectable(struct gos_chunk *c)
+static void link_selectable(struct gos_engine *eng, struct gos_chunk *c)
 {
 	struct gos_tenant *t = c->buf->tenant;
 
@@ -35,7 +45,8 @@ static void link_selectable(struct gos_chunk *c)
 		return;
 	if (c->state == GOS_CHUNK_DEVICE) {
 		gos_buckets_add(&t->dev, c);
-		gos_list_add_tail(&c->lru, &t->gpu->lru);
+		if (tracks_age(eng))
+			gos_list_add_tail(&c->lru, &t->gpu->lru);
 	} else {
 		gos_buckets_add(&t->hst, c);
 	}
@@ -95,7 +106,7 @@ void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)
 	u64 bytes = gos_chunk_size(eng, c);
 
 	if (c->state != GOS_CHUNK_NONE) {
-		unlink_selectable(c);
+		unlink_selectable(eng, c);
 		account(c, bytes, false);
 	}
 	c->state = state;
@@ -103,7 +114,7 @@ void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)
 		c->pin = GOS_PIN_NONE;
 	} else {
 		account(c, bytes, true);
-		link_selectable(c);
+		link_selectable(eng, c);
 	}
 	if (t->resident > t->st.peak_resident)
 		t->st.peak_resident = t->resident;
@@ -114,10 +125,9 @@ void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)
 
 void gos_chunk_set_pin(struct gos_engine *eng, struct gos_chunk *c, u8 pin)
 {
-	(void)eng;
-	unlink_selectable(c);
+	unlink_selectable(eng, c);
 	c->pin = pin;
-	link_selectable(c);
+	link_selectable(eng, c);
 }
 
 /* A new priority also lifts a failure pin: the user changed the facts. */
@@ -125,12 +135,11 @@ void gos_chunk_set_prio(struct gos_engine *eng, struct gos_chunk *c, u8 prio)
 {
 	struct gos_tenant *t = c->buf->tenant;
 
-	(void)eng;
-	unlink_selectable(c);
+	unlink_selectable(eng, c);
 	t->nprio[c->prio]--;
 	c->prio = prio;
 	t->nprio[prio]++;
 	if (c->pin == GOS_PIN_FAILED)
 		c->pin = GOS_PIN_NONE;
-	link_selectable(c);
+	link_selectable(eng, c);
 }
