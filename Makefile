@@ -42,7 +42,7 @@ BENCH_BIN := $(BUILD)/bench/bench_engine
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo
-all: $(ENGINE_LIB) $(SIM_BIN)
+all: $(ENGINE_LIB) $(SIM_BIN) $(BENCH_BIN)
 
 $(BUILD)/kmod/%.o: kmod/%.c
 	@mkdir -p $(@D)
