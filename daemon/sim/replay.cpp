@@ -83,6 +83,7 @@ public:
 private:
 	static std::uint64_t clock(void *ctx) { return static_cast<Replayer *>(ctx)->now_ns_; }
 	[[noreturn]] void fail(const Event &ev, const std::string &what, int err) const;
+	bool quiet();
 	void advance_to(double t);
 	void integrate(double t);
 	void sample();
@@ -102,7 +103,8 @@ private:
 	std::unique_ptr<gos_engine, EngineDeleter> engine_;
 	gos_engine *eng_ = nullptr;	// engine_.get(), for brevity
 	std::uint64_t now_ns_ = 0;
-	double now_ = 0, next_tick_ = 0, next_sample_ = 0, sample_every_ = 0;
+	double now_ = 0, next_sample_ = 0, sample_every_ = 0;
+	std::uint64_t tick_no_ = 0;
 	std::uint64_t physical_ = 0, capacity_now_ = 0, external_now_ = 0;
 	std::vector<SimTenant> tenants_;
 	std::unordered_map<std::uint64_t, SimBuffer> buffers_;
@@ -181,17 +183,44 @@ PolicyResult Replayer::run(const Progress &progress)
 	return result_;
 }
 
+// Nothing on the host, nothing in flight: a tick can change nothing, so
+// long quiet stretches of a trace are skipped rather than ticked through.
+bool Replayer::quiet()
+{
+	gos_gpu_stats g{};
+	gos_gpu_get_stats(eng_, 0, &g);
+	if (g.outstanding_orders || g.waiting)
+		return false;
+	for (const SimTenant &st : tenants_) {
+		gos_tenant_stats es{};
+		if (st.joined && (gos_tenant_get_stats(eng_, st.id, &es) || es.host))
+			return false;
+	}
+	return true;
+}
+
 void Replayer::advance_to(double t)
 {
-	while (next_tick_ <= t) {
-		integrate(next_tick_);
+	// Tick times are computed from their index, so skipping and stepping
+	// land on exactly the same instants.
+	auto tick_time = [this](std::uint64_t n) { return static_cast<double>(n) * opt_.tick_s; };
+	while (tick_time(tick_no_) <= t) {
+		double until = std::min(t, next_sample_);
+		if (tick_time(tick_no_ + 1) < until && quiet()) {
+			auto last = static_cast<std::uint64_t>(until / opt_.tick_s);
+			while (tick_time(last) >= until)
+				last--;
+			tick_no_ = std::max(tick_no_ + 1, last);
+			continue;
+		}
+		integrate(tick_time(tick_no_));
 		gos_tick(eng_);
 		drain();
 		if (now_ >= next_sample_) {
 			sample();
 			next_sample_ = now_ + sample_every_;
 		}
-		next_tick_ += opt_.tick_s;
+		tick_no_++;
 	}
 	integrate(t);
 }
