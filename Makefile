@@ -41,7 +41,7 @@ BENCH_BIN := $(BUILD)/bench/bench_engine
 
 MAN_PAGES := $(wildcard man/*.[1-8])
 
-.PHONY: all check check-sanitize bench install clean demo
+.PHONY: all check check-sanitize bench install clean demo fuzz
 all: $(ENGINE_LIB) $(SIM_BIN) $(BENCH_BIN)
 
 $(BUILD)/kmod/%.o: kmod/%.c
@@ -92,6 +92,32 @@ install: all
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \
 		install -m 0644 $$page $(DESTDIR)$(PREFIX)/share/man/man$$sec/; \
 	done
+
+# libFuzzer targets (clang-14), each run for a bounded number of inputs
+# from the example traces as seeds. FUZZ_RUNS=0 runs until interrupted.
+FUZZ_RUNS ?= 20000
+FUZZ_CXX ?= clang++-14
+FUZZ_CC ?= clang-14
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp
+FUZZ_BIN := $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/fuzz_engine
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -Iinclude -Ikmod/engine -std=gnu11 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
+
+$(BUILD)/fuzz/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) -Iinclude -Ikmod/engine -Idaemon -std=c++20 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzz/%.o,$(patsubst %.cpp,$(BUILD)/fuzz/%.o,$(FUZZ_SRC)))
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lpthread
+
+fuzz: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz/corpus-trace $(BUILD)/fuzz/corpus-engine
+	$(BUILD)/fuzz/fuzz_trace -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus-trace examples/traces
+	$(BUILD)/fuzz/fuzz_engine -runs=$(FUZZ_RUNS) -max_len=2048 -seed=1 $(BUILD)/fuzz/corpus-engine
+	@echo "fuzz: $(FUZZ_RUNS) inputs each, no crash"
 
 # The main job, until the Slurm demo exists: the policy comparison.
 demo: $(SIM_BIN)
