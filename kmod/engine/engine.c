@@ -126,6 +126,7 @@ static void gpu_release(struct gos_gpu *gpu)
 	gos_vec_release(&gpu->tenants);
 	gos_os_free(gpu->wf_demand);
 	gos_os_free(gpu->wf_share);
+	gos_os_free(gpu->wf_min);
 	gos_os_free(gpu->wf_weight);
 	gos_os_free(gpu);
 }
@@ -282,7 +283,8 @@ static int reserve_tenant(struct gos_engine *eng, struct gos_gpu *gpu)
 	if (err || want <= gpu->wf_len)
 		return err;
 	want *= 2;
-	if (grow_u64(&gpu->wf_demand, want) || grow_u64(&gpu->wf_share, want))
+	if (grow_u64(&gpu->wf_demand, want) || grow_u64(&gpu->wf_share, want) ||
+	    grow_u64(&gpu->wf_min, want))
 		return -ENOMEM;
 	gos_os_free(gpu->wf_weight);
 	gpu->wf_weight = gos_os_zalloc((size_t)want * sizeof(u32));
@@ -353,6 +355,22 @@ int gos_tenant_set_policy(struct gos_engine *eng, u32 tenant, u32 weight,
 	return t ? 0 : -EINVAL;
 }
 
+int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes)
+{
+	struct gos_tenant *t;
+
+	if (bytes >= GOS_BYTES_MAX)
+		return -EINVAL;
+	gos_os_lock(eng->lock);
+	t = gos_idmap_get(&eng->tenants, tenant);
+	if (t) {
+		t->min_bytes = bytes;
+		t->gpu->entitlement_dirty = true;
+	}
+	gos_os_unlock(eng->lock);
+	return t ? 0 : -EINVAL;
+}
+
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 {
 	struct gos_tenant *t;
@@ -391,6 +409,7 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 			.gpu = t->gpu->id,
 			.weight = t->weight,
 			.limit = t->limit,
+			.min_bytes = t->min_bytes,
 			.demand = t->demand,
 			.resident = t->resident,
 			.host = t->host,

@@ -46,6 +46,45 @@ void gos_waterfill(u32 n, const u64 *demand, const u32 *weight, u64 cap,
 			share[i] = wsum ? left * weight[i] / wsum : 0;
 }
 
+/*
+ * x * num / den for byte counts below 2^48 without 128-bit division, which
+ * the kernel lacks: in 64 KiB units when the product could overflow.
+ */
+static u64 scale(u64 x, u64 num, u64 den)
+{
+	if (x < (1ULL << 32) && num < (1ULL << 32))
+		return x * num / den;
+	if (den >> 16 == 0)
+		return x;
+	return ((x >> 16) * (num >> 16) / (den >> 16)) << 16;
+}
+
+/*
+ * Minimum shares come first: each tenant is guaranteed min(demand, min),
+ * scaled down together if admins promised more than the GPU has; the rest
+ * is water-filled over what demand remains.
+ */
+static u64 guarantee(struct gos_gpu *gpu, u64 cap)
+{
+	u64 promised = 0, given = 0;
+	u32 i, n = gpu->tenants.len;
+
+	for (i = 0; i < n; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+
+		gpu->wf_min[i] = t->demand < t->min_bytes ? t->demand
+							  : t->min_bytes;
+		promised += gpu->wf_min[i];
+	}
+	for (i = 0; i < n; i++) {
+		if (promised > cap)
+			gpu->wf_min[i] = scale(gpu->wf_min[i], cap, promised);
+		gpu->wf_demand[i] -= gpu->wf_min[i];
+		given += gpu->wf_min[i];
+	}
+	return given;
+}
+
 void gos_entitle(struct gos_engine *eng, struct gos_gpu *gpu)
 {
 	u64 cap = gos_capacity(gpu);
@@ -66,8 +105,11 @@ void gos_entitle(struct gos_engine *eng, struct gos_gpu *gpu)
 		for (i = 0; i < n; i++)
 			gpu->wf_share[i] = cap * gpu->wf_weight[i] / wsum;
 	} else {
+		cap -= guarantee(gpu, cap);
 		gos_waterfill(n, gpu->wf_demand, gpu->wf_weight, cap,
 			      gpu->wf_share);
+		for (i = 0; i < n; i++)
+			gpu->wf_share[i] += gpu->wf_min[i];
 	}
 	for (i = 0; i < n; i++)
 		((struct gos_tenant *)gpu->tenants.v[i])->entitlement =

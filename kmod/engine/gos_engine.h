@@ -103,6 +103,7 @@ struct gos_tenant_stats {
 	u32 gpu;
 	u32 weight;
 	u64 limit;
+	u64 min_bytes;
 	u64 demand;		/* bytes allocated, on device or host */
 	u64 resident;		/* bytes occupying the GPU */
 	u64 host;		/* bytes in host RAM */
@@ -151,6 +152,11 @@ int gos_tenant_create(struct gos_engine *eng, u32 gpu, u32 weight, u64 limit,
 		      u32 *tenant);
 int gos_tenant_set_policy(struct gos_engine *eng, u32 tenant, u32 weight,
 			  u64 limit);
+/*
+ * Guarantees the tenant min(demand, bytes) before water-filling the rest;
+ * minimums are scaled down together if they exceed the GPU.
+ */
+int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes);
 /* Fails with -EBUSY while the tenant still holds buffers. */
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,

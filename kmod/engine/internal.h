@@ -56,6 +56,7 @@ struct gos_tenant {
 	u32 id;
 	u32 weight;
 	u64 limit;
+	u64 min_bytes;		/* guaranteed share, if demanded */
 	struct gos_gpu *gpu;
 	u32 slot;		/* index in gpu->tenants */
 	u32 buffers;
@@ -85,7 +86,7 @@ struct gos_gpu {
 	bool entitlement_dirty;
 	struct gos_vec tenants;
 	/* water-filling scratch, sized with tenants */
-	u64 *wf_demand, *wf_share;
+	u64 *wf_demand, *wf_share, *wf_min;
 	u32 *wf_weight;
 	u32 wf_len;
 	struct gos_list waitq;	/* buffers with WAITING chunks, oldest first */

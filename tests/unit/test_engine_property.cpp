@@ -97,8 +97,11 @@ void Sequence::run(int steps)
 	physical_ = (1 + pick(4)) * MiB;
 	h_.gpu(physical_);
 	int ntenants = 1 + static_cast<int>(pick(5));
-	for (int i = 0; i < ntenants; i++)
+	for (int i = 0; i < ntenants; i++) {
 		tenants_.push_back(h_.tenant(1 + static_cast<std::uint32_t>(pick(4))));
+		if (chance(30))	// minimum shares, sometimes promising too much
+			BOOST_REQUIRE_EQUAL(gos_tenant_set_min(h_.eng(), tenants_.back(), pick(physical_)), 0);
+	}
 	int nagents = 1 + static_cast<int>(pick(6));
 	for (int i = 0; i < nagents; i++)
 		new_agent();

@@ -442,3 +442,27 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused)
 	BOOST_TEST(gos_free(e, c, ok.buffer) == -ENOENT);
 	h.check();
 }
+
+// A minimum share comes before weights: a light tenant with a guaranteed
+// 600 MiB keeps it against a heavier one.
+BOOST_AUTO_TEST_CASE(minimum_share_is_guaranteed)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(1), b = h.tenant(8);
+	auto ca = h.client(), cb = h.client();
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_min(h.eng(), a, 600 * MiB), 0);
+	BOOST_TEST(gos_tenant_set_min(h.eng(), a + 9, 1) == -EINVAL);
+	h.alloc(cb, b, 1 * GiB);
+	h.alloc(ca, a, 1 * GiB);
+	h.settle();
+	BOOST_TEST(h.stats(a).entitlement == 600 * MiB + 424 * MiB / 9);
+	BOOST_TEST(h.stats(a).resident >= 600 * MiB);
+	BOOST_TEST(h.stats(a).min_bytes == 600 * MiB);
+	// Promises beyond the GPU are scaled down together.
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_min(h.eng(), b, 1 * GiB), 0);
+	BOOST_TEST(h.stats(a).entitlement + h.stats(b).entitlement <= 1 * GiB);
+	BOOST_TEST(h.stats(b).entitlement > h.stats(a).entitlement);
+	h.settle();
+	h.check_at_rest();
+}

@@ -1,0 +1,316 @@
+#include "config/config.hpp"
+
+#include <yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "common/units.hpp"
+
+namespace gos::config {
+namespace {
+
+// A parsed libyaml document, freed on scope exit.
+struct Document {
+	yaml_document_t doc{};
+	bool loaded = false;
+	~Document()
+	{
+		if (loaded)
+			yaml_document_delete(&doc);
+	}
+};
+
+class Loader {
+public:
+	Loader(yaml_document_t *doc, std::string name) : doc_(doc), name_(std::move(name)) {}
+	void load(Config &cfg);
+
+private:
+	using Node = yaml_node_t;
+	[[noreturn]] void fail(const Node *n, const std::string &why) const
+	{
+		throw ConfigError(name_ + ":" + std::to_string(n->start_mark.line + 1) + ":" +
+				  std::to_string(n->start_mark.column + 1) + ": " + why);
+	}
+	Node *node(int id) const { return yaml_document_get_node(doc_, id); }
+	std::string scalar(const Node *n, const std::string &key) const
+	{
+		if (n->type != YAML_SCALAR_NODE)
+			fail(n, "'" + key + "' must be a single value");
+		return std::string(reinterpret_cast<const char *>(n->data.scalar.value), n->data.scalar.length);
+	}
+	// Calls fn(key, value) for each pair of a mapping; rejects repeats.
+	void each(const Node *map, const std::string &where,
+		  const std::function<void(const std::string &, Node *)> &fn) const;
+	std::uint64_t size(const Node *n, const std::string &key, std::uint64_t min) const;
+	std::uint64_t duration(const Node *n, const std::string &key, bool zero_ok) const;
+	double number(const Node *n, const std::string &key, double lo, double hi) const;
+	bool boolean(const Node *n, const std::string &key) const;
+	std::string path(const Node *n, const std::string &key, bool empty_ok) const;
+	template <class E>
+	E choice(const Node *n, const std::string &key, const std::map<std::string, E> &options) const;
+	void table(const Node *n, const std::string &key, PerTenantTable &out, double lo, double hi) const;
+	void gpus(const Node *n, Config &cfg) const;
+
+	yaml_document_t *doc_;
+	std::string name_;
+};
+
+void Loader::each(const Node *map, const std::string &where,
+		  const std::function<void(const std::string &, Node *)> &fn) const
+{
+	if (map->type != YAML_MAPPING_NODE)
+		fail(map, where.empty() ? "the policy must be a mapping of keys to values" : "'" + where + "' must be a mapping");
+	std::set<std::string> seen;
+	for (auto *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		Node *k = node(p->key), *v = node(p->value);
+		std::string key = scalar(k, where.empty() ? "key" : where);
+		if (!seen.insert(key).second)
+			fail(k, "'" + key + "' is given twice");
+		fn(key, v);
+	}
+}
+
+std::uint64_t Loader::size(const Node *n, const std::string &key, std::uint64_t min) const
+{
+	std::string s = scalar(n, key);
+	auto v = parse_size(s);
+	if (!v || *v < min || *v >= (1ULL << 48))
+		fail(n, "'" + key + "' must be a byte size such as 2M or 80G" +
+				(min ? " of at least " + format_bytes(min) : std::string()) + ", not '" + s + "'");
+	return *v;
+}
+
+std::uint64_t Loader::duration(const Node *n, const std::string &key, bool zero_ok) const
+{
+	std::string s = scalar(n, key);
+	double value = 0;
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+	std::string unit(p, static_cast<const char *>(s.data() + s.size()));
+	static const std::map<std::string, double> scale = {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+	auto u = scale.find(unit);
+	if (ec != std::errc() || u == scale.end() || value < 0 || (!zero_ok && value == 0) || value * u->second > 1e18)
+		fail(n, "'" + key + "' must be a duration such as 500ms, 10s or 5m" +
+				(zero_ok ? "" : " above zero") + ", not '" + s + "'");
+	return static_cast<std::uint64_t>(std::llround(value * u->second));
+}
+
+double Loader::number(const Node *n, const std::string &key, double lo, double hi) const
+{
+	std::string s = scalar(n, key);
+	double v = 0;
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+	if (ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v) || v < lo || v > hi) {
+		std::ostringstream range;
+		range << lo << " to " << hi;
+		fail(n, "'" + key + "' must be a number from " + range.str() + ", not '" + s + "'");
+	}
+	return v;
+}
+
+bool Loader::boolean(const Node *n, const std::string &key) const
+{
+	std::string s = scalar(n, key);
+	if (s == "true" || s == "yes" || s == "on")
+		return true;
+	if (s == "false" || s == "no" || s == "off")
+		return false;
+	fail(n, "'" + key + "' must be true or false, not '" + s + "'");
+}
+
+std::string Loader::path(const Node *n, const std::string &key, bool empty_ok) const
+{
+	std::string s = scalar(n, key);
+	if (s.empty() && empty_ok)
+		return s;
+	if (s.empty() || s[0] != '/')
+		fail(n, "'" + key + "' must be an absolute path, not '" + s + "'");
+	if (s.find('\n') != std::string::npos || s.size() > 1024)
+		fail(n, "'" + key + "' is not a usable path");
+	return s;
+}
+
+template <class E>
+E Loader::choice(const Node *n, const std::string &key, const std::map<std::string, E> &options) const
+{
+	std::string s = scalar(n, key);
+	auto it = options.find(s);
+	if (it == options.end()) {
+		std::string list;
+		for (auto &[name, v] : options)
+			list += (list.empty() ? "" : ", ") + name;
+		fail(n, "'" + key + "' must be one of " + list + ", not '" + s + "'");
+	}
+	return it->second;
+}
+
+void Loader::table(const Node *n, const std::string &key, PerTenantTable &out, double lo, double hi) const
+{
+	each(n, key, [&](const std::string &kind, Node *v) {
+		std::map<std::string, double> *into = kind == "partition" ? &out.partition
+						      : kind == "account" ? &out.account
+						      : kind == "qos"	  ? &out.qos
+									  : nullptr;
+		if (!into)
+			fail(v, "unknown key '" + kind + "' in '" + key + "'; use partition, account or qos");
+		each(v, key + "." + kind, [&](const std::string &name, Node *w) {
+			(*into)[name] = number(w, key + "." + kind + "." + name, lo, hi);
+		});
+	});
+}
+
+void Loader::gpus(const Node *n, Config &cfg) const
+{
+	if (n->type != YAML_SEQUENCE_NODE)
+		fail(n, "'simulated_gpus' must be a list");
+	for (auto *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
+		SimulatedGpu g;
+		Node *item = node(*i);
+		each(item, "simulated_gpus", [&](const std::string &key, Node *v) {
+			if (key == "memory")
+				g.memory = size(v, "memory", 64ULL << 20);
+			else if (key == "numa_node")
+				g.numa_node = static_cast<int>(number(v, "numa_node", -1, 1023));
+			else if (key == "pci_bus_id")
+				g.pci_bus_id = scalar(v, "pci_bus_id");
+			else
+				fail(v, "unknown key '" + key + "' in a simulated GPU; use memory, numa_node or pci_bus_id");
+		});
+		if (!g.memory)
+			fail(item, "a simulated GPU needs 'memory'");
+		if (g.numa_node != -1 && std::floor(g.numa_node) != g.numa_node)
+			fail(item, "'numa_node' must be a whole number");
+		cfg.simulated_gpus.push_back(g);
+	}
+	if (cfg.simulated_gpus.size() > 64)
+		fail(n, "at most 64 simulated GPUs");
+}
+
+void Loader::load(Config &cfg)
+{
+	Node *root = yaml_document_get_root_node(doc_);
+	if (!root)
+		return;		// an empty file: all defaults
+	each(root, "", [&](const std::string &key, Node *v) {
+		if (key == "socket")
+			cfg.socket = path(v, key, false);
+		else if (key == "state_dir")
+			cfg.state_dir = path(v, key, false);
+		else if (key == "engine")
+			cfg.engine = choice<EngineMode>(v, key, {{"auto", EngineMode::auto_}, {"kernel", EngineMode::kernel},
+								 {"userspace", EngineMode::userspace}});
+		else if (key == "fairness")
+			cfg.fairness = choice<Fairness>(v, key, {{"weighted", Fairness::weighted}, {"equal", Fairness::equal},
+								 {"fcfs", Fairness::fcfs}, {"static", Fairness::static_}});
+		else if (key == "weights")
+			table(v, key, cfg.weights, 0.01, 1000);
+		else if (key == "min_share")
+			table(v, key, cfg.min_share, 0, 1);
+		else if (key == "max_oversub")
+			cfg.max_oversub = number(v, key, 1, 64);
+		else if (key == "over_ceiling")
+			cfg.over_ceiling = choice<Ceiling>(v, key, {{"clamp", Ceiling::clamp}, {"refuse", Ceiling::refuse}});
+		else if (key == "chunk_size") {
+			cfg.chunk_size = size(v, key, 64 << 10);
+			if (cfg.chunk_size > (1ULL << 30) || cfg.chunk_size % 4096)
+				fail(v, "'chunk_size' must be at most 1G and a multiple of 4K");
+		} else if (key == "chunk_selection")
+			cfg.random_chunks = choice<bool>(v, key, {{"priority", false}, {"random", true}});
+		else if (key == "return_interval")
+			cfg.return_interval_ns = duration(v, key, false);
+		else if (key == "return_batch")
+			cfg.return_batch = size(v, key, 0);
+		else if (key == "order_timeout")
+			cfg.order_timeout_ns = duration(v, key, false);
+		else if (key == "advice")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k != "persist")
+					fail(w, "unknown key '" + k + "' in 'advice'; use persist");
+				cfg.advice_persist_ns = duration(w, "advice.persist", true);
+			});
+		else if (key == "balloon")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "enabled")
+					cfg.balloon = boolean(w, "balloon.enabled");
+				else if (k == "period")
+					cfg.balloon_period_ns = duration(w, "balloon.period", false);
+				else if (k == "low")
+					cfg.balloon_low = number(w, "balloon.low", 0, 1);
+				else if (k == "high")
+					cfg.balloon_high = number(w, "balloon.high", 0, 1);
+				else if (k == "idle_weight")
+					cfg.balloon_idle_weight = number(w, "balloon.idle_weight", 0.01, 1);
+				else
+					fail(w, "unknown key '" + k + "' in 'balloon'; use enabled, period, low, high or idle_weight");
+			});
+		else if (key == "host_spill_limit")
+			cfg.host_spill_limit = size(v, key, 0);
+		else if (key == "reserve")
+			cfg.reserve = size(v, key, 0);
+		else if (key == "reports")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "dir")
+					cfg.report_dir = path(w, "reports.dir", false);
+				else if (k == "summary")
+					cfg.report_summary = boolean(w, "reports.summary");
+				else if (k == "admin_comment")
+					cfg.report_admin_comment = boolean(w, "reports.admin_comment");
+				else
+					fail(w, "unknown key '" + k + "' in 'reports'; use dir, summary or admin_comment");
+			});
+		else if (key == "exporter")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "textfile")
+					cfg.exporter_textfile = path(w, "exporter.textfile", true);
+				else if (k == "period")
+					cfg.exporter_period_ns = duration(w, "exporter.period", false);
+				else
+					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
+			});
+		else if (key == "simulated_gpus")
+			gpus(v, cfg);
+		else
+			fail(v, "unknown key '" + key + "'");
+	});
+	if (cfg.balloon_low > cfg.balloon_high)
+		fail(root, "'balloon.low' must not exceed 'balloon.high'");
+}
+
+} // namespace
+
+Config parse_config(const std::string &text, const std::string &name)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		throw ConfigError(name + ": cannot start the YAML parser");
+	std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t *)> guard(&parser, yaml_parser_delete);
+	yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char *>(text.data()), text.size());
+	Document d;
+	if (!yaml_parser_load(&parser, &d.doc))
+		throw ConfigError(name + ":" + std::to_string(parser.problem_mark.line + 1) + ":" +
+				  std::to_string(parser.problem_mark.column + 1) + ": not valid YAML: " +
+				  (parser.problem ? parser.problem : "unknown problem"));
+	d.loaded = true;
+	Config cfg;
+	cfg.file = name;
+	Loader(&d.doc, name).load(cfg);
+	return cfg;
+}
+
+Config load_config(const std::string &path)
+{
+	std::ifstream in(path);
+	if (!in)
+		throw ConfigError(path + ": cannot open the policy file");
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return parse_config(ss.str(), path);
+}
+
+} // namespace gos::config

@@ -1,0 +1,67 @@
+// The node policy, /etc/gpuoversub/gpuoversub.yaml. Every key is checked;
+// an error names the file, line and column, and nothing is guessed.
+// The keys are documented in gpuoversub.yaml(5).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gos::config {
+
+class ConfigError : public std::runtime_error {
+public:
+	using std::runtime_error::runtime_error;
+};
+
+enum class Fairness { weighted, equal, fcfs, static_ };
+enum class EngineMode { auto_, kernel, userspace };
+enum class Ceiling { clamp, refuse };
+
+struct SimulatedGpu {
+	std::uint64_t memory = 0;
+	int numa_node = -1;
+	std::string pci_bus_id;
+};
+
+// Weights or minimum shares keyed by partition, account and QOS name.
+struct PerTenantTable {
+	std::map<std::string, double> partition, account, qos;
+};
+
+struct Config {
+	std::string file;
+	std::string socket = "/run/gpuoversub/gpuoversubd.sock";
+	std::string state_dir = "/var/lib/gpuoversub";
+	EngineMode engine = EngineMode::auto_;
+	Fairness fairness = Fairness::weighted;
+	PerTenantTable weights;
+	PerTenantTable min_share;		// fractions of a GPU, 0..1
+	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
+	Ceiling over_ceiling = Ceiling::clamp;
+	std::uint64_t chunk_size = 2ULL << 20;
+	std::uint64_t return_interval_ns = 50'000'000;
+	std::uint64_t return_batch = 256ULL << 20;
+	bool random_chunks = false;		// GPUswap random instead of priority
+	std::uint64_t order_timeout_ns = 10'000'000'000ULL;
+	std::uint64_t advice_persist_ns = 10'000'000'000ULL;	// 0 = no throttle
+	bool balloon = true;
+	std::uint64_t balloon_period_ns = 500'000'000;
+	double balloon_low = 0.1, balloon_high = 0.5, balloon_idle_weight = 0.25;
+	std::uint64_t host_spill_limit = 0;	// bytes across the node; 0 = none
+	std::uint64_t reserve = 512ULL << 20;	// per GPU, kept from the engine
+	std::string report_dir = "/var/log/gpuoversub/reports";
+	bool report_summary = true;		// also write a .txt summary
+	bool report_admin_comment = false;	// for the SPANK epilog
+	std::string exporter_textfile;		// empty = off
+	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+	std::vector<SimulatedGpu> simulated_gpus;
+};
+
+// Parses YAML text; `name` is used in messages.
+Config parse_config(const std::string &text, const std::string &name);
+Config load_config(const std::string &path);
+
+} // namespace gos::config

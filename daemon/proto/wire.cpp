@@ -1,0 +1,119 @@
+#include "proto/wire.hpp"
+
+#include <algorithm>
+
+namespace gos::proto {
+
+Bytes encode(std::uint16_t type, std::uint32_t seq, const void *payload, std::size_t len)
+{
+	gos_wire_hdr hdr{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, type, seq, static_cast<std::uint32_t>(len)};
+	Bytes out(sizeof hdr + len);
+	std::memcpy(out.data(), &hdr, sizeof hdr);
+	if (len)
+		std::memcpy(out.data() + sizeof hdr, payload, len);
+	return out;
+}
+
+Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const void *body, std::size_t len)
+{
+	gos_reply rep{};
+	rep.status = status;
+	rep.length = static_cast<std::uint32_t>(len);
+	std::size_t n = std::min(error.size(), sizeof rep.error - 1);
+	std::memcpy(rep.error, error.data(), n);
+	Bytes payload(sizeof rep + len);
+	std::memcpy(payload.data(), &rep, sizeof rep);
+	if (len)
+		std::memcpy(payload.data() + sizeof rep, body, len);
+	return encode(GOS_WIRE_REPLY, seq, payload.data(), payload.size());
+}
+
+std::optional<std::size_t> request_size(std::uint16_t type)
+{
+	switch (type) {
+	case GOS_REQ_HELLO: return sizeof(gos_req_hello);
+	case GOS_REQ_ALLOC: return sizeof(gos_req_alloc);
+	case GOS_REQ_FREE: return sizeof(gos_req_buffer);
+	case GOS_REQ_SET_PRIORITY: return sizeof(gos_req_priority);
+	case GOS_REQ_ORDER_DONE: return sizeof(gos_req_order_done);
+	case GOS_REQ_ACTIVITY: return sizeof(gos_req_activity);
+	case GOS_REQ_STATS:
+	case GOS_REQ_STATUS:
+	case GOS_REQ_JOBS: return 0;
+	case GOS_REQ_REPORT: return sizeof(gos_req_job);
+	case GOS_REQ_STEP_REGISTER: return sizeof(gos_req_step);
+	case GOS_REQ_STEP_END: return sizeof(gos_req_step_ref);
+	case GOS_REQ_TASK_REGISTER: return sizeof(gos_req_task);
+	case GOS_WIRE_ORDER: return sizeof(gos_wire_order);
+	default: return std::nullopt;
+	}
+}
+
+std::optional<std::string> check_header(const gos_wire_hdr &hdr)
+{
+	if (hdr.magic != GOS_WIRE_MAGIC)
+		return "bad magic; not a gpuoversub peer";
+	if (hdr.version != GOS_WIRE_VERSION)
+		return "protocol version " + std::to_string(hdr.version) + ", this side speaks " +
+		       std::to_string(GOS_WIRE_VERSION);
+	if (hdr.length > GOS_WIRE_MAX_PAYLOAD)
+		return "frame of " + std::to_string(hdr.length) + " bytes exceeds the limit";
+	if (hdr.type == GOS_WIRE_REPLY)
+		return hdr.length >= sizeof(gos_reply) ? std::nullopt
+						       : std::optional<std::string>("reply shorter than its header");
+	auto size = request_size(hdr.type);
+	if (!size)
+		return "unknown message type " + std::to_string(hdr.type);
+	if (*size != hdr.length)
+		return "message type " + std::to_string(hdr.type) + " with " + std::to_string(hdr.length) +
+		       " payload bytes, expected " + std::to_string(*size);
+	return std::nullopt;
+}
+
+void Decoder::feed(const std::uint8_t *data, std::size_t len)
+{
+	if (pos_ > 0 && pos_ == buf_.size()) {
+		buf_.clear();
+		pos_ = 0;
+	}
+	buf_.insert(buf_.end(), data, data + len);
+}
+
+std::optional<Frame> Decoder::next()
+{
+	if (failed() || buf_.size() - pos_ < sizeof(gos_wire_hdr))
+		return std::nullopt;
+	Frame f;
+	std::memcpy(&f.hdr, buf_.data() + pos_, sizeof f.hdr);
+	if (auto why = check_header(f.hdr)) {
+		error_ = *why;
+		return std::nullopt;
+	}
+	if (buf_.size() - pos_ - sizeof f.hdr < f.hdr.length)
+		return std::nullopt;
+	auto start = buf_.begin() + static_cast<long>(pos_ + sizeof f.hdr);
+	f.payload.assign(start, start + f.hdr.length);
+	pos_ += sizeof f.hdr + f.hdr.length;
+	if (pos_ > 65536) {	// compact now and then, not on every frame
+		buf_.erase(buf_.begin(), buf_.begin() + static_cast<long>(pos_));
+		pos_ = 0;
+	}
+	return f;
+}
+
+std::optional<Reply> decode_reply(const Frame &f)
+{
+	gos_reply rep;
+	if (f.hdr.type != GOS_WIRE_REPLY || f.payload.size() < sizeof rep)
+		return std::nullopt;
+	std::memcpy(&rep, f.payload.data(), sizeof rep);
+	if (rep.length != f.payload.size() - sizeof rep || !terminated(rep.error))
+		return std::nullopt;
+	Reply out;
+	out.status = rep.status;
+	out.error = rep.error;
+	out.body.assign(f.payload.begin() + sizeof rep, f.payload.end());
+	return out;
+}
+
+} // namespace gos::proto

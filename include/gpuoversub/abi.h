@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * gpuoversub wire ABI, version 1: the messages between agents, the SPANK
+ * plugin, gpuoversubctl and the node daemon, framed on a Unix stream socket.
+ * The kernel module's ioctls will carry the same payload structs.
+ *
+ * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
+ * integers are little-endian host order (the socket never leaves the node),
+ * every struct has explicit padding, and strings are NUL-terminated within
+ * their arrays. A request's reply has type GOS_WIRE_REPLY and the request's
+ * seq; the daemon also pushes GOS_WIRE_ORDER frames (seq 0) to agents.
+ */
+#ifndef GPUOVERSUB_ABI_H
+#define GPUOVERSUB_ABI_H
+
+#include <linux/types.h>
+
+#define GOS_WIRE_MAGIC 0x31534f47u	/* "GOS1" */
+#define GOS_WIRE_VERSION 1
+#define GOS_WIRE_MAX_PAYLOAD (1u << 20)	/* JSON replies included */
+#define GOS_NAME_LEN 64
+
+enum gos_wire_type {
+	/* agents, for the job their process belongs to */
+	GOS_REQ_HELLO = 1,		/* gos_req_hello -> gos_rep_hello */
+	GOS_REQ_ALLOC = 2,		/* gos_req_alloc -> gos_rep_alloc */
+	GOS_REQ_FREE = 3,		/* gos_req_buffer */
+	GOS_REQ_SET_PRIORITY = 4,	/* gos_req_priority */
+	GOS_REQ_ORDER_DONE = 5,		/* gos_req_order_done */
+	GOS_REQ_ACTIVITY = 6,		/* gos_req_activity */
+	GOS_REQ_STATS = 7,		/* none -> JSON of the agent's job */
+	/* anyone */
+	GOS_REQ_STATUS = 8,		/* none -> JSON */
+	GOS_REQ_JOBS = 9,		/* none -> JSON */
+	/* the job's owner or root */
+	GOS_REQ_REPORT = 10,		/* gos_req_job -> JSON */
+	/* root only: the SPANK plugin */
+	GOS_REQ_STEP_REGISTER = 11,	/* gos_req_step */
+	GOS_REQ_STEP_END = 12,		/* gos_req_step_ref */
+	GOS_REQ_TASK_REGISTER = 13,	/* gos_req_task */
+	GOS_REQ_MAX = 13,
+
+	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
+	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */
+};
+
+struct gos_wire_hdr {
+	__u32 magic;
+	__u16 version;
+	__u16 type;
+	__u32 seq;
+	__u32 length;
+};
+
+struct gos_reply {
+	__s32 status;			/* 0 or -errno */
+	__u32 length;			/* reply payload bytes after this struct */
+	char error[128];		/* why, for people, when status < 0 */
+};
+
+struct gos_req_hello {
+	__u32 pid;			/* must be the connecting process */
+	__s32 rank;			/* MPI rank or -1 */
+	__s32 local_rank;
+	__u32 world_size;
+	__u64 job_id;			/* job the agent believes it is in; 0 = ask */
+};
+
+struct gos_rep_hello {
+	__u64 job_id;
+	__u32 client;
+	__u32 ngpus;			/* GPUs of the job, indexed 0.. in its view */
+	__u64 chunk_size;
+};
+
+#define GOS_ALLOC_FLAG_UNEVICTABLE 0x1u
+
+struct gos_req_alloc {
+	__u32 gpu;			/* index among the job's GPUs */
+	__u32 priority;			/* 0 (evicted first) .. 15 */
+	__u32 flags;
+	__u32 pad;
+	__u64 size;
+};
+
+struct gos_rep_alloc {
+	__u64 buffer;
+	__u64 device_bytes;
+	__u64 host_bytes;
+	__u64 waiting_bytes;		/* wait for a SETTLED order frame */
+	__s32 numa_node;		/* host node for evicted data, -1 unknown */
+	__u32 pad;
+};
+
+struct gos_req_buffer {
+	__u64 buffer;
+};
+
+struct gos_req_priority {
+	__u64 buffer;
+	__u64 offset;
+	__u64 length;
+	__u32 priority;
+	__u32 pad;
+};
+
+struct gos_req_order_done {
+	__u64 order;
+	__u32 ok;			/* 1 = carried out, 0 = failed */
+	__u32 pad;
+	__u64 duration_ns;
+};
+
+struct gos_req_activity {
+	__u32 gpu;
+	__u32 launches;			/* kernel launches since the last report */
+};
+
+struct gos_req_job {
+	__u64 job_id;
+};
+
+#define GOS_MAX_STEP_GPUS 16
+
+struct gos_req_step {
+	__u64 job_id;
+	__u32 step_id;
+	__u32 uid;
+	__u32 ngpus;
+	__u32 gpus[GOS_MAX_STEP_GPUS];	/* node GPU indices */
+	__u32 factor_milli;		/* --gpu-mem-oversub=FACTOR x 1000, or 0 */
+	__u64 size_limit;		/* --gpu-mem-oversub=SIZE in bytes, or 0 */
+	char partition[GOS_NAME_LEN];
+	char account[GOS_NAME_LEN];
+	char qos[GOS_NAME_LEN];
+};
+
+struct gos_req_step_ref {
+	__u64 job_id;
+	__u32 step_id;
+	__u32 pad;
+};
+
+struct gos_req_task {
+	__u64 job_id;
+	__u32 step_id;
+	__u32 pid;
+};
+
+/* Order kinds match the engine's message kinds. */
+enum gos_order_kind {
+	GOS_ORDER_EVICT = 1,
+	GOS_ORDER_RETURN = 2,
+	GOS_ORDER_SETTLED = 3,
+	GOS_ORDER_ADVICE = 4,
+};
+
+struct gos_wire_order {
+	__u64 id;			/* to ack or fail; 0 for notices */
+	__u32 kind;
+	__u32 gpu;			/* index among the job's GPUs */
+	__u64 buffer;
+	__u64 offset;
+	__u64 length;
+	__u64 device_bytes;
+	__u64 host_bytes;
+	__u64 entitlement;
+	__s32 numa_node;		/* EVICT: host node to place data on */
+	__u32 pad;
+};
+
+#endif /* GPUOVERSUB_ABI_H */
