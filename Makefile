@@ -26,23 +26,29 @@ ENGINE_SRC := $(wildcard kmod/engine/*.c) kmod/engine/user/os_user.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/lib/libgpuoversub-engine.a
 
-COMMON_SRC := $(wildcard daemon/common/*.cpp)
-COMMON_OBJ := $(COMMON_SRC:%.cpp=$(BUILD)/%.o)
+# Userspace C++: everything but the programs' mains, in one archive so each
+# program links only what it uses.
+DAEMON_SRC := $(filter-out %/main.cpp,$(wildcard daemon/*/*.cpp))
+DAEMON_OBJ := $(DAEMON_SRC:%.cpp=$(BUILD)/%.o)
+DAEMON_LIB := $(BUILD)/lib/libgpuoversub-daemon.a
+LIBS := $(DAEMON_LIB) $(ENGINE_LIB)
+SYSLIBS := -lyaml -lhwloc -ldl -lpthread
 
-SIM_SRC := $(wildcard daemon/sim/*.cpp)
-SIM_LIB_OBJ := $(filter-out $(BUILD)/daemon/sim/main.o,$(SIM_SRC:%.cpp=$(BUILD)/%.o))
 SIM_BIN := $(BUILD)/bin/gpuoversub-sim
+GPUD_BIN := $(BUILD)/sbin/gpuoversubd
+CTL_BIN := $(BUILD)/bin/gpuoversubctl
+PROGRAMS := $(SIM_BIN) $(GPUD_BIN) $(CTL_BIN)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.cpp)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.cpp=$(BUILD)/tests/%)
 UNIT_SUPPORT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.cpp)))
 
-BENCH_BIN := $(BUILD)/bench/bench_engine
+BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo fuzz
-all: $(ENGINE_LIB) $(SIM_BIN) $(BENCH_BIN)
+all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN)
 
 $(BUILD)/kmod/%.o: kmod/%.c
 	@mkdir -p $(@D)
@@ -56,17 +62,29 @@ $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(SIM_BIN): $(BUILD)/daemon/sim/main.o $(SIM_LIB_OBJ) $(COMMON_OBJ) $(ENGINE_LIB)
+$(DAEMON_LIB): $(DAEMON_OBJ)
 	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) $^ -o $@ -lpthread
+	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_SUPPORT_OBJ) $(SIM_LIB_OBJ) $(COMMON_OBJ) $(ENGINE_LIB)
+$(SIM_BIN): $(BUILD)/daemon/sim/main.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(BOOST_TEST_LIB) -lpthread
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
-$(BENCH_BIN): $(BUILD)/bench/bench_engine.o $(ENGINE_LIB)
+$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(LIBS)
 	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) $^ -o $@ -lpthread
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
+
+$(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_SUPPORT_OBJ) $(LIBS)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(BOOST_TEST_LIB) $(SYSLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
 check: all $(UNIT_BIN)
@@ -76,7 +94,8 @@ check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
 
 bench: $(BENCH_BIN)
-	$(BENCH_BIN) --results bench/RESULTS.md
+	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
+	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \

@@ -1,0 +1,188 @@
+// Agent-to-daemon allocation round trip against a plain Unix-socket echo of
+// the same bytes, measured in the same run. Starts a real gpuoversubd with a
+// simulated GPU; needs root (it registers itself as a job's task).
+// Usage: bench_roundtrip [--results FILE] [--daemon PATH]
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/atomic_file.hpp"
+#include "proto/client.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+void send_all(int fd, const void *p, std::size_t n)
+{
+	for (std::size_t off = 0; off < n;) {
+		ssize_t k = ::write(fd, static_cast<const char *>(p) + off, n - off);
+		if (k <= 0)
+			throw std::runtime_error("echo write");
+		off += static_cast<std::size_t>(k);
+	}
+}
+
+void recv_all(int fd, void *p, std::size_t n)
+{
+	for (std::size_t off = 0; off < n;) {
+		ssize_t k = ::read(fd, static_cast<char *>(p) + off, n - off);
+		if (k <= 0)
+			throw std::runtime_error("echo read");
+		off += static_cast<std::size_t>(k);
+	}
+}
+
+// The floor any daemon round trip pays: a request over a Unix socket to
+// another thread and a reply of the daemon's reply size.
+double echo_us(int reps)
+{
+	int sv[2];
+	if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		throw std::runtime_error("socketpair");
+	const std::size_t req = sizeof(gos_wire_hdr) + sizeof(gos_req_alloc);
+	const std::size_t rep = sizeof(gos_wire_hdr) + sizeof(gos_reply) + sizeof(gos_rep_alloc);
+	std::thread server([&] {
+		std::vector<char> in(req), out(rep);
+		for (int i = 0; i < reps; i++) {
+			recv_all(sv[1], in.data(), req);
+			send_all(sv[1], out.data(), rep);
+		}
+	});
+	std::vector<char> in(rep), out(req);
+	std::vector<double> t;
+	for (int i = 0; i < reps; i++) {
+		auto start = clock_type::now();
+		send_all(sv[0], out.data(), req);
+		recv_all(sv[0], in.data(), rep);
+		t.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - start).count());
+	}
+	server.join();
+	::close(sv[0]);
+	::close(sv[1]);
+	return median(t);
+}
+
+std::string tmpdir()
+{
+	char dir[] = "/tmp/gos-bench-XXXXXX";
+	if (!::mkdtemp(dir))
+		throw std::runtime_error("mkdtemp");
+	return dir;
+}
+
+void replace_section(const std::string &path, const std::string &section)
+{
+	const std::string begin = "<!-- bench_roundtrip:begin -->", end = "<!-- bench_roundtrip:end -->";
+	std::stringstream ss;
+	ss << std::ifstream(path).rdbuf();
+	std::string text = ss.str();
+	std::string block = begin + "\n" + section + end;
+	auto b = text.find(begin), e = text.find(end);
+	if (b != std::string::npos && e != std::string::npos && e > b)
+		text.replace(b, e + end.size() - b, block);
+	else
+		text += (text.empty() ? "# Benchmark results\n\n" : "\n") + block + "\n";
+	gos::write_file_atomically(path, text);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string results, daemon = "build/sbin/gpuoversubd";
+	for (int i = 1; i < argc; i++) {
+		if (!std::strcmp(argv[i], "--results") && i + 1 < argc)
+			results = argv[++i];
+		else if (!std::strcmp(argv[i], "--daemon") && i + 1 < argc)
+			daemon = argv[++i];
+		else {
+			std::fprintf(stderr, "usage: bench_roundtrip [--results FILE] [--daemon PATH]\n");
+			return 2;
+		}
+	}
+	if (::geteuid() != 0) {
+		std::fprintf(stderr, "bench_roundtrip: needs root to register a job with the daemon; skipped\n");
+		return 0;
+	}
+	std::string dir = tmpdir(), sock = dir + "/gpud.sock";
+	{
+		std::ofstream cfg(dir + "/gpuoversub.yaml");
+		cfg << "socket: " << sock << "\nstate_dir: " << dir << "/state\nreports: {dir: " << dir
+		    << "/reports}\nballoon: {enabled: false}\nsimulated_gpus:\n  - memory: 1T\n";
+	}
+	pid_t child = ::fork();
+	if (child == 0) {
+		::execl(daemon.c_str(), daemon.c_str(), "-c", (dir + "/gpuoversub.yaml").c_str(), nullptr);
+		std::perror("exec gpuoversubd");
+		::_exit(127);
+	}
+	int rc = 0;
+	try {
+		for (int i = 0; i < 200 && ::access(sock.c_str(), F_OK) != 0; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		gos::proto::Client root(sock);
+		gos_req_step step{};
+		step.job_id = 1;
+		step.ngpus = 1;
+		if (root.call(GOS_REQ_STEP_REGISTER, step).status)
+			throw std::runtime_error("step register failed");
+		gos_req_task task{1, 0, static_cast<std::uint32_t>(::getpid())};
+		if (root.call(GOS_REQ_TASK_REGISTER, task).status)
+			throw std::runtime_error("task register failed");
+		gos::proto::Client agent(sock);
+		gos_req_hello hello{static_cast<std::uint32_t>(::getpid()), 0, 0, 1, 1};
+		if (agent.call(GOS_REQ_HELLO, hello).status)
+			throw std::runtime_error("hello failed");
+		const int reps = 20000;
+		std::vector<double> t;
+		for (int i = 0; i < reps; i++) {
+			gos_req_alloc req{0, 8, 0, 0, 2 << 20};
+			auto start = clock_type::now();
+			auto rep = agent.call(GOS_REQ_ALLOC, req);
+			t.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - start).count());
+			gos_rep_alloc a;
+			std::memcpy(&a, rep.body.data(), sizeof a);
+			gos_req_buffer f{a.buffer};
+			agent.call(GOS_REQ_FREE, f);
+		}
+		double ours = median(t), base = echo_us(reps);
+		char row[512];
+		std::ostringstream s;
+		s << "## Agent-to-daemon round trip\n\n"
+		  << "Real gpuoversubd (userspace engine, simulated GPU), 2 MiB allocations, " << reps << " round trips; medians.\n\n"
+		  << "| Measure | Figure | Baseline in the same run | Ratio | Target |\n|---|---|---|---|---|\n";
+		std::snprintf(row, sizeof row, "| Alloc round trip | %.1f us | %.1f us Unix-socket echo of the same bytes | %.2fx | <= 15 us: %s |\n\n",
+			      ours, base, ours / base, ours <= 15 ? "meets target" : "MISSES target");
+		s << row;
+		std::fputs(s.str().c_str(), stdout);
+		if (!results.empty())
+			replace_section(results, s.str());
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "bench_roundtrip: %s\n", e.what());
+		rc = 1;
+	}
+	::kill(child, SIGTERM);
+	::waitpid(child, nullptr, 0);
+	std::string rm = "rm -rf " + dir;
+	if (std::system(rm.c_str()) != 0)
+		std::fprintf(stderr, "bench_roundtrip: could not remove %s\n", dir.c_str());
+	return rc;
+}

@@ -1,0 +1,17 @@
+// Writes a file so that readers see the old or the new content, never a
+// mix, even across a crash: write a temporary, fsync it, rename it over the
+// target, fsync the directory.
+#pragma once
+
+#include <string>
+
+namespace gos {
+
+// Throws std::runtime_error naming the path and the reason (e.g. ENOSPC);
+// on failure the old file is left as it was and no temporary remains.
+void write_file_atomically(const std::string &path, const std::string &content, unsigned mode = 0644);
+
+// Creates a directory and its parents; throws on failure.
+void make_dirs(const std::string &path, unsigned mode = 0755);
+
+} // namespace gos

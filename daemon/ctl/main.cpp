@@ -1,0 +1,158 @@
+// gpuoversubctl: what the node daemon knows, for admins and job owners.
+// See gpuoversubctl(1).
+#include <getopt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/units.hpp"
+#include "proto/client.hpp"
+#include "sim/cli.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+const char *usage_text =
+	"usage: gpuoversubctl [--socket PATH] [--json] COMMAND\n"
+	"  status            GPUs and the jobs on them: shares, memory, throttle\n"
+	"  jobs              jobs registered on this node\n"
+	"  report JOB        a job's eviction report (its owner or root)\n"
+	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
+	"options:\n"
+	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock)\n"
+	"  --json            print the daemon's JSON\n";
+
+[[noreturn]] void usage_error(const std::string &why)
+{
+	std::cerr << "gpuoversubctl: " << why << "\n" << usage_text;
+	std::exit(2);
+}
+
+json ask(const std::string &socket, std::uint16_t type, const void *payload = nullptr, std::size_t len = 0)
+{
+	gos::proto::Client c(socket);
+	auto rep = c.call(type, payload, len, 10000);
+	if (rep.status < 0)
+		throw gos::proto::ProtocolError(rep.error.empty() ? std::strerror(-rep.status) : rep.error);
+	return json::parse(rep.body.begin(), rep.body.end());
+}
+
+std::string gib(const json &v)
+{
+	return gos::format_bytes(v.get<std::uint64_t>());
+}
+
+void print_status(const json &s)
+{
+	std::printf("engine: %s, GPUs from %s; %zu job(s), %zu agent(s) connected\n",
+		    s["engine"].get<std::string>().c_str(), s["gpu_source"].get<std::string>().c_str(),
+		    s["jobs"].get<std::size_t>(), s["agents"].get<std::size_t>());
+	for (const auto &g : s["gpus"]) {
+		std::printf("\nGPU %u  %s  NUMA %d%s\n  capacity %s, used %s, outside gpuoversub %s\n", g["gpu"].get<unsigned>(),
+			    g["pci_bus_id"].get<std::string>().c_str(), g["numa_node"].get<int>(),
+			    g["simulated"].get<bool>() ? "  (simulated)" : "", gib(g["capacity"]).c_str(),
+			    gib(g["used"]).c_str(), gib(g["external"]).c_str());
+		if (g["tenants"].empty()) {
+			std::printf("  no jobs\n");
+			continue;
+		}
+		std::printf("  %-10s %7s %12s %12s %12s %12s  %s\n", "job", "weight", "demand", "entitled", "on GPU",
+			    "in host RAM", "state");
+		for (const auto &t : g["tenants"]) {
+			std::string state = t["throttled"].get<bool>() ? "throttled" : t["host"].get<std::uint64_t>() ? "oversubscribed" : "ok";
+			if (t["idle"].get<bool>())
+				state += ", idle";
+			std::printf("  %-10llu %7.2f %12s %12s %12s %12s  %s\n", t["job"].get<unsigned long long>(),
+				    t["weight"].get<double>(), gib(t["demand"]).c_str(), gib(t["entitlement"]).c_str(),
+				    gib(t["resident"]).c_str(), gib(t["host"]).c_str(), state.c_str());
+		}
+	}
+}
+
+void print_jobs(const json &jobs)
+{
+	if (jobs.empty()) {
+		std::printf("no jobs registered\n");
+		return;
+	}
+	std::printf("%-10s %6s %-12s %-12s %-8s %5s %5s %12s %12s\n", "job", "uid", "partition", "account", "qos", "steps",
+		    "tasks", "on GPU", "in host RAM");
+	for (const auto &j : jobs)
+		std::printf("%-10llu %6u %-12s %-12s %-8s %5zu %5zu %12s %12s\n", j["job"].get<unsigned long long>(),
+			    j["uid"].get<unsigned>(), j["partition"].get<std::string>().c_str(),
+			    j["account"].get<std::string>().c_str(), j["qos"].get<std::string>().c_str(),
+			    j["steps"].get<std::size_t>(), j["tasks"].get<std::size_t>(), gib(j["resident"]).c_str(),
+			    gib(j["host"]).c_str());
+}
+
+void print_report(const json &r)
+{
+	std::printf("job %llu (uid %u, partition %s, account %s, qos %s)\n", r["job"].get<unsigned long long>(),
+		    r["uid"].get<unsigned>(), r["partition"].get<std::string>().c_str(),
+		    r["account"].get<std::string>().c_str(), r["qos"].get<std::string>().c_str());
+	std::printf("  peak on GPU %s, peak in host RAM %s\n", gib(r["peak_device_bytes"]).c_str(),
+		    gib(r["peak_host_bytes"]).c_str());
+	std::printf("  evicted %s (%llu chunks), returned %s (%llu chunks)\n", gib(r["bytes_evicted"]).c_str(),
+		    r["evictions"].get<unsigned long long>(), gib(r["bytes_returned"]).c_str(),
+		    r["returns"].get<unsigned long long>());
+	std::printf("  oversubscribed %.1f s; allocation latency added p50 %.1f us, p99 %.1f us (%llu allocations)\n",
+		    r["oversubscribed_s"].get<double>(), r["alloc_latency_us"]["p50"].get<double>(),
+		    r["alloc_latency_us"]["p99"].get<double>(), r["alloc_latency_us"]["count"].get<unsigned long long>());
+	std::printf("  throttled %llu time(s), advice %llu time(s)\n", r["throttle_events"].get<unsigned long long>(),
+		    r["advice_events"].get<unsigned long long>());
+	for (const auto &k : r["ranks"])
+		std::printf("  rank %d (pid %d): %llu allocations, %s allocated, %s evicted, %s returned\n",
+			    k["rank"].get<int>(), k["pid"].get<int>(), k["allocs"].get<unsigned long long>(),
+			    gib(k["bytes_allocated"]).c_str(), gib(k["bytes_evicted"]).c_str(), gib(k["bytes_returned"]).c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && std::strcmp(argv[1], "simulate") == 0)
+		return gos::sim::sim_main(argc - 1, argv + 1);
+	std::string socket = "/run/gpuoversub/gpuoversubd.sock";
+	bool as_json = false;
+	static const option longopts[] = {{"socket", required_argument, nullptr, 's'}, {"json", no_argument, nullptr, 'j'},
+					  {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
+	for (int c; (c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1;) {
+		switch (c) {
+		case 's': socket = optarg; break;
+		case 'j': as_json = true; break;
+		case 'h': std::cout << usage_text; return 0;
+		default: usage_error("unknown option");
+		}
+	}
+	if (optind == argc)
+		usage_error("no command given");
+	std::string cmd = argv[optind++];
+	try {
+		json out;
+		if (cmd == "status" && optind == argc) {
+			out = ask(socket, GOS_REQ_STATUS);
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(out);
+		} else if (cmd == "jobs" && optind == argc) {
+			out = ask(socket, GOS_REQ_JOBS);
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_jobs(out);
+		} else if (cmd == "report" && optind + 1 == argc) {
+			char *end = nullptr;
+			gos_req_job req{std::strtoull(argv[optind], &end, 10)};
+			if (!end || *end || !req.job_id)
+				usage_error("report needs a job id, not '" + std::string(argv[optind]) + "'");
+			out = ask(socket, GOS_REQ_REPORT, &req, sizeof req);
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_report(out);
+		} else {
+			usage_error("unknown command or wrong arguments: " + cmd);
+		}
+	} catch (const std::exception &e) {
+		std::cerr << "gpuoversubctl: " << e.what() << "\n";
+		return 1;
+	}
+	return 0;
+}

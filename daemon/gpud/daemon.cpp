@@ -1,0 +1,763 @@
+#include "gpud/daemon.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/log.hpp"
+#include "common/units.hpp"
+#include "gpud/report.hpp"
+
+namespace gos::gpud {
+namespace {
+
+std::string errno_text(int err)
+{
+	return std::strerror(err < 0 ? -err : err);
+}
+
+template <class T>
+std::string raw(const T &v)
+{
+	return std::string(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+std::int64_t unix_now()
+{
+	return static_cast<std::int64_t>(std::time(nullptr));
+}
+
+} // namespace
+
+Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend> engine)
+	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)), store_(cfg_.state_dir)
+{
+	for (const Gpu &g : discovery_.gpus) {
+		int err = engine_->gpu_add(g.index, g.memory, std::min(cfg_.reserve, g.memory - 1));
+		if (err)
+			throw std::runtime_error("cannot add GPU " + std::to_string(g.index) + " to the engine: " + errno_text(err));
+	}
+	std::vector<std::string> problems;
+	jobs_ = store_.load_all(problems);
+	for (const auto &p : problems)
+		GOS_LOG(log::error, "state: " << p);
+	for (auto it = jobs_.begin(); it != jobs_.end();) {
+		// A job that ended while its report could not be written.
+		if (it->second.ended) {
+			finish_job(it->second);
+			it = jobs_.erase(it);
+		} else {
+			++it;
+		}
+	}
+	for (auto &[id, job] : jobs_) {
+		bool fits = std::all_of(job.gpus.begin(), job.gpus.end(),
+					[&](const JobGpu &g) { return g.node_gpu < discovery_.gpus.size(); });
+		if (!fits) {
+			GOS_LOG(log::error, "state: job " << id << " names a GPU this node no longer has; its record is kept but ignored");
+			continue;
+		}
+		ensure_tenants(job);
+		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
+							   << job.pids.size() << " task(s)");
+	}
+	for (const Gpu &g : discovery_.gpus)
+		apply_policy(g.index);
+}
+
+void Daemon::attach(Session &s)
+{
+	sessions_[s.id] = &s;
+}
+
+void Daemon::detach(Session &s)
+{
+	sessions_.erase(s.id);
+	if (!s.client)
+		return;
+	by_client_.erase(s.client);
+	engine_->client_exit(s.client);
+	auto it = jobs_.find(s.job);
+	if (it != jobs_.end()) {
+		RankStats &r = it->second.rank(s.stats.rank, s.stats.pid);
+		r.allocs += s.stats.allocs;
+		r.bytes_allocated += s.stats.bytes_allocated;
+		r.bytes_evicted += s.stats.bytes_evicted;
+		r.bytes_returned += s.stats.bytes_returned;
+		r.advice += s.stats.advice;
+	}
+	s.client = 0;
+	flush_orders();		// returns for whoever was squeezed by this process
+}
+
+void Daemon::handle(Session &s, const proto::Frame &f)
+{
+	static const std::map<std::uint16_t, Handler> handlers = {
+		{GOS_REQ_HELLO, &Daemon::hello},
+		{GOS_REQ_ALLOC, &Daemon::alloc},
+		{GOS_REQ_FREE, &Daemon::free_buffer},
+		{GOS_REQ_SET_PRIORITY, &Daemon::set_priority},
+		{GOS_REQ_ORDER_DONE, &Daemon::order_done},
+		{GOS_REQ_ACTIVITY, &Daemon::activity},
+		{GOS_REQ_STATS, &Daemon::stats},
+		{GOS_REQ_STATUS, &Daemon::status},
+		{GOS_REQ_JOBS, &Daemon::jobs},
+		{GOS_REQ_REPORT, &Daemon::report},
+		{GOS_REQ_STEP_REGISTER, &Daemon::step_register},
+		{GOS_REQ_STEP_END, &Daemon::step_end},
+		{GOS_REQ_TASK_REGISTER, &Daemon::task_register},
+	};
+	Reply r;
+	auto h = handlers.find(f.hdr.type);
+	if (h == handlers.end()) {
+		r = {-EINVAL, "not a request", {}};
+	} else {
+		try {
+			r = (this->*h->second)(s, f);
+		} catch (const std::exception &e) {
+			GOS_LOG(log::error, "request " << f.hdr.type << " from pid " << s.peer.pid << " failed: " << e.what());
+			r = {-EIO, e.what(), {}};
+		}
+	}
+	s.send(proto::encode_reply(f.hdr.seq, r.status, r.error, r.body.data(), r.body.size()));
+	flush_orders();
+}
+
+std::optional<std::uint64_t> Daemon::job_of_pid(pid_t pid) const
+{
+	std::optional<std::uint64_t> found;
+	auto known = [&](pid_t p) {
+		for (const auto &[id, job] : jobs_)
+			if (job.pids.count(p)) {
+				found = id;
+				return true;
+			}
+		return false;
+	};
+	if (registered_ancestor(pid, known))
+		return found;
+	// Slurm's cgroup plugin puts every task under .../job_<id>/, which a
+	// process cannot leave by itself.
+	auto cg = cgroup_job_of(pid);
+	if (cg && jobs_.count(*cg))
+		return cg;
+	return std::nullopt;
+}
+
+Daemon::Reply Daemon::hello(Session &s, const proto::Frame &f)
+{
+	gos_req_hello req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (s.client)
+		return {-EALREADY, "this connection already said hello", {}};
+	if (static_cast<pid_t>(req.pid) != s.peer.pid)
+		return {-EPERM, "pid " + std::to_string(req.pid) + " is not the connecting process (" +
+					std::to_string(s.peer.pid) + ")", {}};
+	auto job = job_of_pid(s.peer.pid);
+	if (!job)
+		return {-EPERM, "process " + std::to_string(s.peer.pid) +
+					" is not a task of any job registered with gpuoversub on this node", {}};
+	if (req.job_id && req.job_id != *job)
+		return {-EPERM, "process " + std::to_string(s.peer.pid) + " belongs to job " + std::to_string(*job) +
+					", not job " + std::to_string(req.job_id), {}};
+	std::uint32_t client = 0;
+	if (int err = engine_->client_create(client))
+		return {err, "engine: " + errno_text(err), {}};
+	s.client = client;
+	s.job = *job;
+	s.stats = RankStats{req.rank, s.peer.pid};
+	by_client_[client] = &s;
+	gos_rep_hello rep{};
+	rep.job_id = *job;
+	rep.client = client;
+	rep.ngpus = static_cast<std::uint32_t>(jobs_.at(*job).gpus.size());
+	rep.chunk_size = cfg_.chunk_size;
+	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
+	return {0, {}, raw(rep)};
+}
+
+Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
+{
+	gos_req_alloc req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	Job &job = jobs_.at(s.job);
+	if (req.gpu >= job.gpus.size())
+		return {-EINVAL, "GPU " + std::to_string(req.gpu) + " is not one of the job's " +
+					 std::to_string(job.gpus.size()) + " GPU(s)", {}};
+	if (req.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || req.pad)
+		return {-EINVAL, "unknown allocation flags", {}};
+	auto start = std::chrono::steady_clock::now();
+	gos_alloc_result res{};
+	int err = engine_->alloc(s.client, job.gpus[req.gpu].tenant, req.size, req.priority,
+				 req.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, res);
+	if (err == -EDQUOT)
+		return {err, "the job's GPU memory limit would be exceeded", {}};
+	if (err)
+		return {err, "allocation refused: " + errno_text(err), {}};
+	if (cfg_.host_spill_limit && res.host_bytes) {
+		std::uint64_t host = 0;
+		for (const auto &[tenant, owner] : tenant_owner_) {
+			gos_tenant_stats st{};
+			if (!engine_->tenant_stats(tenant, st))
+				host += st.host;
+		}
+		if (host > cfg_.host_spill_limit) {
+			engine_->free(s.client, res.buffer);
+			return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(cfg_.host_spill_limit) +
+						 " is reached", {}};
+		}
+	}
+	job.latency.add(static_cast<std::uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+	s.stats.allocs++;
+	s.stats.bytes_allocated += req.size;
+	gos_rep_alloc rep{};
+	rep.buffer = res.buffer;
+	rep.device_bytes = res.device_bytes;
+	rep.host_bytes = res.host_bytes;
+	rep.waiting_bytes = res.waiting_bytes;
+	rep.numa_node = discovery_.gpus[job.gpus[req.gpu].node_gpu].numa_node;
+	return {0, {}, raw(rep)};
+}
+
+Daemon::Reply Daemon::free_buffer(Session &s, const proto::Frame &f)
+{
+	gos_req_buffer req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	int err = engine_->free(s.client, req.buffer);
+	return {err, err ? "no such buffer of this process" : "", {}};
+}
+
+Daemon::Reply Daemon::set_priority(Session &s, const proto::Frame &f)
+{
+	gos_req_priority req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	int err = engine_->set_priority(s.client, req.buffer, req.offset, req.length, req.priority);
+	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
+}
+
+Daemon::Reply Daemon::order_done(Session &s, const proto::Frame &f)
+{
+	gos_req_order_done req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	int err = engine_->order_done(s.client, req.order, req.ok != 0);
+	auto it = s.orders.find(req.order);
+	if (it != s.orders.end()) {
+		if (!err && req.ok)
+			(it->second.first == GOS_ORDER_EVICT ? s.stats.bytes_evicted : s.stats.bytes_returned) += it->second.second;
+		s.orders.erase(it);
+	}
+	return {err, err ? "no such order outstanding (expired, or its buffer was freed): restore the placement "
+			   "the daemon last gave": "", {}};
+}
+
+Daemon::Reply Daemon::activity(Session &s, const proto::Frame &f)
+{
+	gos_req_activity req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	Job &job = jobs_.at(s.job);
+	if (req.gpu >= job.gpus.size())
+		return {-EINVAL, "not one of the job's GPUs", {}};
+	job.gpus[req.gpu].launches += req.launches;
+	job.gpus[req.gpu].reports_activity = true;
+	return {};
+}
+
+Daemon::Reply Daemon::stats(Session &s, const proto::Frame &)
+{
+	if (!s.client)
+		return {-EPERM, "say hello first", {}};
+	Job &job = jobs_.at(s.job);
+	return {0, {}, build_report(folded(job), {}, discovery_.gpus).dump()};
+}
+
+Daemon::Reply Daemon::status(Session &, const proto::Frame &)
+{
+	return {0, {}, status_json().dump()};
+}
+
+Daemon::Reply Daemon::jobs(Session &, const proto::Frame &)
+{
+	return {0, {}, jobs_json().dump()};
+}
+
+Daemon::Reply Daemon::report(Session &s, const proto::Frame &f)
+{
+	gos_req_job req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	auto it = jobs_.find(req.job_id);
+	if (it != jobs_.end()) {
+		if (s.peer.uid != 0 && s.peer.uid != it->second.uid)
+			return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
+		return {0, {}, build_report(folded(it->second), {}, discovery_.gpus).dump()};
+	}
+	std::ifstream in(cfg_.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
+	if (!in)
+		return {-ENOENT, "no report for job " + std::to_string(req.job_id) + " on this node", {}};
+	auto j = nlohmann::json::parse(in, nullptr, false);
+	if (j.is_discarded())
+		return {-EIO, "the stored report for job " + std::to_string(req.job_id) + " is unreadable", {}};
+	if (s.peer.uid != 0 && j.value("uid", 0u) != s.peer.uid)
+		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
+	return {0, {}, j.dump()};
+}
+
+Daemon::Reply Daemon::step_register(Session &s, const proto::Frame &f)
+{
+	if (s.peer.uid != 0)
+		return {-EPERM, "registering steps is for root (the SPANK plugin)", {}};
+	gos_req_step req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!req.job_id)
+		return {-EINVAL, "job id 0", {}};
+	if (!req.ngpus || req.ngpus > GOS_MAX_STEP_GPUS)
+		return {-EINVAL, "a step needs 1 to " + std::to_string(GOS_MAX_STEP_GPUS) + " GPUs", {}};
+	if (!proto::terminated(req.partition) || !proto::terminated(req.account) || !proto::terminated(req.qos))
+		return {-EINVAL, "partition, account or QOS name not terminated", {}};
+	std::set<std::uint32_t> seen;
+	for (std::uint32_t i = 0; i < req.ngpus; i++) {
+		if (req.gpus[i] >= discovery_.gpus.size())
+			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " does not exist on this node (it has " +
+						 std::to_string(discovery_.gpus.size()) + ")", {}};
+		if (!seen.insert(req.gpus[i]).second)
+			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " listed twice", {}};
+	}
+	auto [it, created] = jobs_.try_emplace(req.job_id);
+	Job &job = it->second;
+	if (created) {
+		job.id = req.job_id;
+		job.uid = req.uid;
+		job.partition = req.partition;
+		job.account = req.account;
+		job.qos = req.qos;
+		job.factor_milli = req.factor_milli;
+		job.size_limit = req.size_limit;
+		job.started = unix_now();
+	} else if (job.uid != req.uid) {
+		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
+	}
+	for (std::uint32_t i = 0; i < req.ngpus; i++)
+		if (std::none_of(job.gpus.begin(), job.gpus.end(), [&](auto &g) { return g.node_gpu == req.gpus[i]; }))
+		{
+			JobGpu g;
+			g.node_gpu = req.gpus[i];
+			job.gpus.push_back(g);
+		}
+	job.steps.insert(req.step_id);
+	ensure_tenants(job);
+	for (const auto &g : job.gpus)
+		apply_policy(g.node_gpu);
+	save(job);
+	GOS_LOG(log::info, "job " << job.id << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
+	return {};
+}
+
+Daemon::Reply Daemon::step_end(Session &s, const proto::Frame &f)
+{
+	if (s.peer.uid != 0)
+		return {-EPERM, "ending steps is for root (the SPANK plugin)", {}};
+	gos_req_step_ref req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	auto it = jobs_.find(req.job_id);
+	if (it == jobs_.end() || !it->second.steps.erase(req.step_id))
+		return {-ENOENT, "no step " + std::to_string(req.step_id) + " of job " + std::to_string(req.job_id), {}};
+	if (it->second.steps.empty()) {
+		finish_job(it->second);
+		jobs_.erase(it);
+	} else {
+		save(it->second);
+	}
+	return {};
+}
+
+Daemon::Reply Daemon::task_register(Session &s, const proto::Frame &f)
+{
+	if (s.peer.uid != 0)
+		return {-EPERM, "registering tasks is for root (the SPANK plugin)", {}};
+	gos_req_task req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	auto it = jobs_.find(req.job_id);
+	if (it == jobs_.end() || !it->second.steps.count(req.step_id))
+		return {-ENOENT, "no step " + std::to_string(req.step_id) + " of job " + std::to_string(req.job_id), {}};
+	if (req.pid <= 1)
+		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task", {}};
+	it->second.pids.insert(static_cast<pid_t>(req.pid));
+	save(it->second);
+	return {};
+}
+
+void Daemon::ensure_tenants(Job &job)
+{
+	for (std::uint32_t i = 0; i < job.gpus.size(); i++) {
+		JobGpu &g = job.gpus[i];
+		if (g.tenant)
+			continue;
+		if (int err = engine_->tenant_create(g.node_gpu, 100, 0, g.tenant))
+			throw std::runtime_error("engine: cannot add job " + std::to_string(job.id) + " on GPU " +
+						 std::to_string(g.node_gpu) + ": " + errno_text(err));
+		tenant_owner_[g.tenant] = {job.id, i};
+	}
+}
+
+std::uint64_t Daemon::capacity(std::uint32_t node_gpu) const
+{
+	std::uint64_t mem = discovery_.gpus.at(node_gpu).memory;
+	return mem > cfg_.reserve ? mem - cfg_.reserve : 0;
+}
+
+// Weights, minimums and limits of every job on a GPU: limits depend on
+// everyone's weight, so they are set together.
+void Daemon::apply_policy(std::uint32_t node_gpu)
+{
+	struct Entry {
+		JobGpu *g;
+		JobPolicy p;
+		const Job *job;
+	};
+	std::vector<Entry> on_gpu;
+	double wsum = 0;
+	for (auto &[id, job] : jobs_)
+		for (auto &g : job.gpus)
+			if (g.node_gpu == node_gpu && g.tenant) {
+				JobPolicy p = policy_for(cfg_, job);
+				if (g.deflated)
+					p.weight *= cfg_.balloon_idle_weight;
+				on_gpu.push_back({&g, p, &job});
+				wsum += p.weight;
+			}
+	std::uint64_t cap = capacity(node_gpu);
+	for (const auto &e : on_gpu) {
+		std::uint64_t limit = e.job->size_limit;
+		if (!limit && e.p.factor > 0)
+			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / wsum);
+		engine_->tenant_set_policy(e.g->tenant, engine_weight(e.p.weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1));
+		engine_->tenant_set_min(e.g->tenant, e.p.min_bytes(cap));
+	}
+}
+
+std::vector<gos_tenant_stats> Daemon::live_stats(const Job &job)
+{
+	std::vector<gos_tenant_stats> out(job.gpus.size());
+	for (std::size_t i = 0; i < job.gpus.size(); i++)
+		if (job.gpus[i].tenant)
+			engine_->tenant_stats(job.gpus[i].tenant, out[i]);
+	return out;
+}
+
+Job Daemon::folded(const Job &job)
+{
+	Job copy = job;
+	auto live = live_stats(job);
+	for (std::size_t i = 0; i < copy.gpus.size(); i++)
+		copy.gpus[i].base.add(live[i]);
+	for (const auto &[id, s] : sessions_)
+		if (s->client && s->job == job.id) {
+			RankStats &r = copy.rank(s->stats.rank, s->stats.pid);
+			r.allocs += s->stats.allocs;
+			r.bytes_allocated += s->stats.bytes_allocated;
+			r.bytes_evicted += s->stats.bytes_evicted;
+			r.bytes_returned += s->stats.bytes_returned;
+			r.advice += s->stats.advice;
+		}
+	return copy;
+}
+
+void Daemon::save(const Job &job)
+{
+	try {
+		make_dirs(cfg_.state_dir, 0700);
+		store_.save(folded(job));
+	} catch (const std::exception &e) {
+		// A full disk must not take the node down: the in-memory ledger
+		// stays right, only restart safety is at risk until it saves.
+		GOS_LOG(log::error, "state: cannot save job " << job.id << ": " << e.what());
+	}
+}
+
+void Daemon::finish_job(Job &job)
+{
+	// Processes of a finished job are gone or going; release what they hold.
+	for (auto [id, s] : std::map<std::uint32_t, Session *>(sessions_))
+		if (s->client && s->job == job.id) {
+			detach(*s);
+			attach(*s);	// the connection stays; its process is done
+			s->job = 0;
+		}
+	job.ended = unix_now();
+	nlohmann::json rep = build_report(folded(job), {}, discovery_.gpus);
+	try {
+		write_report(cfg_.report_dir, rep, cfg_.report_summary);
+		store_.remove(job.id);
+	} catch (const std::exception &e) {
+		// Keep the state record so nothing is lost; an admin can retry.
+		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what()
+						     << "; its record stays in " << cfg_.state_dir);
+		save(job);
+	}
+	GOS_LOG(log::notice, report_summary(rep));
+	for (auto &g : job.gpus) {
+		if (g.tenant && engine_->tenant_destroy(g.tenant) == 0)
+			tenant_owner_.erase(g.tenant);
+		g.tenant = 0;
+	}
+	std::set<std::uint32_t> gpus;
+	for (auto &g : job.gpus)
+		gpus.insert(g.node_gpu);
+	std::uint64_t id = job.id;
+	jobs_.at(id).gpus.clear();	// not counted by apply_policy any more
+	for (auto g : gpus)
+		apply_policy(g);
+}
+
+void Daemon::flush_orders()
+{
+	for (auto &[client, s] : by_client_) {
+		gos_message msgs[64];
+		int n;
+		while ((n = engine_->read_messages(client, msgs, 64)) > 0) {
+			for (int i = 0; i < n; i++) {
+				const gos_message &m = msgs[i];
+				auto owner = tenant_owner_.find(m.tenant);
+				gos_wire_order o{};
+				o.id = m.id;
+				o.kind = m.kind;
+				o.gpu = owner == tenant_owner_.end() ? 0 : owner->second.second;
+				o.buffer = m.buffer;
+				o.offset = m.offset;
+				o.length = m.length;
+				o.device_bytes = m.device_bytes;
+				o.host_bytes = m.host_bytes;
+				o.entitlement = m.entitlement;
+				o.numa_node = -1;
+				auto job = jobs_.find(s->job);
+				if (job != jobs_.end() && o.gpu < job->second.gpus.size())
+					o.numa_node = discovery_.gpus[job->second.gpus[o.gpu].node_gpu].numa_node;
+				if (m.id)
+					s->orders[m.id] = {m.kind, m.length};
+				if (m.kind == GOS_MSG_ADVICE && job != jobs_.end()) {
+					s->stats.advice++;
+					job->second.advice_events++;
+				}
+				s->send(proto::encode(GOS_WIRE_ORDER, 0, o));
+			}
+		}
+	}
+}
+
+void Daemon::tick()
+{
+	engine_->tick();
+	flush_orders();
+}
+
+void Daemon::balloon_tick()
+{
+	if (!cfg_.balloon)
+		return;
+	std::set<std::uint32_t> changed;
+	for (auto &[id, job] : jobs_)
+		for (auto &g : job.gpus) {
+			// Jobs whose agents never report activity are not judged idle.
+			if (!g.reports_activity || !g.tenant)
+				continue;
+			g.activity_bits = (g.activity_bits << 1) | (g.launches > 0);
+			g.launches = 0;
+			double active = std::popcount(g.activity_bits & 0xffu) / 8.0;
+			gos_tenant_stats st{};
+			engine_->tenant_stats(g.tenant, st);
+			if (!g.deflated && active < cfg_.balloon_low && st.resident > 0) {
+				g.deflated = true;
+				changed.insert(g.node_gpu);
+				GOS_LOG(log::info, "balloon: job " << id << " idle on GPU " << g.node_gpu << "; weight lowered");
+			} else if (g.deflated && active > cfg_.balloon_high) {
+				g.deflated = false;
+				changed.insert(g.node_gpu);
+				GOS_LOG(log::info, "balloon: job " << id << " active again on GPU " << g.node_gpu);
+			}
+		}
+	for (auto g : changed)
+		apply_policy(g);
+	if (!changed.empty())
+		tick();
+}
+
+void Daemon::usage_tick()
+{
+	if (!discovery_.usage)
+		return;
+	std::set<pid_t> ours;
+	for (auto &[id, s] : sessions_)
+		if (s->client)
+			ours.insert(s->peer.pid);
+	for (const Gpu &g : discovery_.gpus) {
+		std::uint64_t outside = 0;
+		for (const ProcessUse &p : discovery_.usage->processes(g))
+			if (!ours.count(p.pid))
+				outside += p.bytes;
+		engine_->gpu_set_external(g.index, outside);
+	}
+	flush_orders();
+}
+
+void Daemon::persist_tick()
+{
+	for (const auto &[id, job] : jobs_)
+		save(job);
+}
+
+void Daemon::export_tick()
+{
+	if (cfg_.exporter_textfile.empty())
+		return;
+	std::ostringstream m;
+	m << "# HELP gpuoversub_gpu_capacity_bytes GPU memory the engine manages.\n"
+	     "# TYPE gpuoversub_gpu_capacity_bytes gauge\n";
+	for (const Gpu &g : discovery_.gpus) {
+		gos_gpu_stats st{};
+		engine_->gpu_stats(g.index, st);
+		m << "gpuoversub_gpu_capacity_bytes{gpu=\"" << g.index << "\"} " << st.capacity << "\n"
+		  << "gpuoversub_gpu_used_bytes{gpu=\"" << g.index << "\"} " << st.used << "\n"
+		  << "gpuoversub_gpu_external_bytes{gpu=\"" << g.index << "\"} " << st.external << "\n";
+	}
+	m << "# HELP gpuoversub_job_resident_bytes Job memory on the GPU.\n# TYPE gpuoversub_job_resident_bytes gauge\n";
+	for (auto &[id, job] : jobs_) {
+		auto live = live_stats(job);
+		for (std::size_t i = 0; i < job.gpus.size(); i++) {
+			std::string l = "{job=\"" + std::to_string(id) + "\",gpu=\"" + std::to_string(job.gpus[i].node_gpu) + "\"}";
+			CounterBase c = job.gpus[i].base;
+			c.add(live[i]);
+			m << "gpuoversub_job_resident_bytes" << l << " " << live[i].resident << "\n"
+			  << "gpuoversub_job_host_bytes" << l << " " << live[i].host << "\n"
+			  << "gpuoversub_job_entitlement_bytes" << l << " " << live[i].entitlement << "\n"
+			  << "gpuoversub_job_evicted_bytes_total" << l << " " << c.bytes_evicted << "\n"
+			  << "gpuoversub_job_returned_bytes_total" << l << " " << c.bytes_returned << "\n"
+			  << "gpuoversub_job_throttled" << l << " " << live[i].throttled << "\n";
+		}
+	}
+	try {
+		write_file_atomically(cfg_.exporter_textfile, m.str(), 0644);
+	} catch (const std::exception &e) {
+		GOS_LOG(log::warning, "exporter: " << e.what());
+	}
+}
+
+std::vector<std::string> Daemon::reload(const config::Config &next)
+{
+	std::vector<std::string> kept;
+	auto keep = [&](bool same, const char *what) {
+		if (!same)
+			kept.push_back(std::string(what) + " changes take effect when gpuoversubd restarts");
+	};
+	keep(next.socket == cfg_.socket, "socket");
+	keep(next.state_dir == cfg_.state_dir, "state_dir");
+	keep(next.engine == cfg_.engine, "engine");
+	keep(next.chunk_size == cfg_.chunk_size, "chunk_size");
+	keep(next.random_chunks == cfg_.random_chunks, "chunk_selection");
+	keep(next.order_timeout_ns == cfg_.order_timeout_ns, "order_timeout");
+	keep(next.advice_persist_ns == cfg_.advice_persist_ns, "advice.persist");
+	keep(next.return_batch == cfg_.return_batch, "return_batch");
+	keep(next.reserve == cfg_.reserve, "reserve");
+	bool same_engine_fairness = engine_config(next).fairness == engine_config(cfg_).fairness;
+	keep(same_engine_fairness, "fairness (to or from fcfs or static)");
+	keep(next.simulated_gpus.size() == cfg_.simulated_gpus.size(), "simulated_gpus");
+	config::Config merged = next;
+	merged.socket = cfg_.socket;
+	merged.state_dir = cfg_.state_dir;
+	merged.engine = cfg_.engine;
+	merged.chunk_size = cfg_.chunk_size;
+	merged.random_chunks = cfg_.random_chunks;
+	merged.order_timeout_ns = cfg_.order_timeout_ns;
+	merged.advice_persist_ns = cfg_.advice_persist_ns;
+	merged.return_batch = cfg_.return_batch;
+	merged.reserve = cfg_.reserve;
+	merged.simulated_gpus = cfg_.simulated_gpus;
+	merged.fairness = same_engine_fairness ? next.fairness : cfg_.fairness;
+	cfg_ = merged;
+	for (const Gpu &g : discovery_.gpus)
+		apply_policy(g.index);
+	tick();
+	return kept;
+}
+
+void Daemon::shutdown()
+{
+	persist_tick();
+}
+
+nlohmann::json Daemon::status_json()
+{
+	nlohmann::json gpus = nlohmann::json::array();
+	for (const Gpu &g : discovery_.gpus) {
+		gos_gpu_stats st{};
+		engine_->gpu_stats(g.index, st);
+		nlohmann::json tenants = nlohmann::json::array();
+		for (auto &[id, job] : jobs_)
+			for (const auto &jg : job.gpus) {
+				if (jg.node_gpu != g.index || !jg.tenant)
+					continue;
+				gos_tenant_stats ts{};
+				engine_->tenant_stats(jg.tenant, ts);
+				tenants.push_back({{"job", id}, {"weight", ts.weight / 100.0}, {"limit", ts.limit},
+						   {"min_bytes", ts.min_bytes}, {"demand", ts.demand},
+						   {"entitlement", ts.entitlement}, {"resident", ts.resident},
+						   {"host", ts.host}, {"throttled", ts.throttled != 0}, {"idle", jg.deflated}});
+			}
+		gpus.push_back({{"gpu", g.index}, {"pci_bus_id", g.pci_bus_id}, {"numa_node", g.numa_node},
+				{"memory", g.memory}, {"simulated", g.simulated}, {"capacity", st.capacity},
+				{"used", st.used}, {"external", st.external}, {"evicting", st.evicting},
+				{"waiting", st.waiting}, {"tenants", tenants}});
+	}
+	std::size_t agents = 0;
+	for (auto &[id, s] : sessions_)
+		agents += s->client != 0;
+	return {{"engine", engine_->name()}, {"gpu_source", discovery_.source}, {"jobs", jobs_.size()},
+		{"agents", agents}, {"gpus", gpus}};
+}
+
+nlohmann::json Daemon::jobs_json()
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (auto &[id, job] : jobs_) {
+		auto live = live_stats(job);
+		std::uint64_t resident = 0, host = 0;
+		nlohmann::json gpus = nlohmann::json::array();
+		for (std::size_t i = 0; i < job.gpus.size(); i++) {
+			resident += live[i].resident;
+			host += live[i].host;
+			gpus.push_back(job.gpus[i].node_gpu);
+		}
+		out.push_back({{"job", id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
+			       {"qos", job.qos}, {"steps", job.steps.size()}, {"tasks", job.pids.size()}, {"gpus", gpus},
+			       {"resident", resident}, {"host", host}, {"started", job.started}});
+	}
+	return out;
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,100 @@
+// The daemon's state and request handling, apart from any event loop: the
+// server feeds it frames and timer ticks, and it answers through each
+// session's send function.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "gpud/engine_backend.hpp"
+#include "gpud/gpus.hpp"
+#include "gpud/identity.hpp"
+#include "gpud/jobs.hpp"
+#include "proto/wire.hpp"
+
+namespace gos::gpud {
+
+struct Session {
+	std::uint32_t id = 0;
+	Peer peer;
+	std::function<void(proto::Bytes)> send;
+	// Set by HELLO: the agent's engine client and its job.
+	std::uint32_t client = 0;
+	std::uint64_t job = 0;
+	RankStats stats;
+	std::map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> orders;	// id -> (kind, bytes)
+};
+
+class Daemon {
+public:
+	Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend> engine);
+
+	void attach(Session &s);
+	// The peer is gone (closed, or killed with -9): release its process.
+	void detach(Session &s);
+	void handle(Session &s, const proto::Frame &f);
+
+	void tick();		// every return interval
+	void balloon_tick();	// every balloon period
+	void usage_tick();	// memory used on the GPUs outside gpuoversub
+	void persist_tick();	// counters to the state directory
+	void export_tick();	// Prometheus textfile, if configured
+	// Applies a new policy; settings the engine fixes at start are kept
+	// and named in the returned warnings.
+	std::vector<std::string> reload(const config::Config &next);
+	void shutdown();	// persists every job
+
+	const config::Config &config() const { return cfg_; }
+	nlohmann::json status_json();
+	nlohmann::json jobs_json();
+
+private:
+	struct Reply {
+		int status = 0;
+		std::string error;
+		std::string body;	// raw bytes for fixed replies, JSON text otherwise
+	};
+	using Handler = Reply (Daemon::*)(Session &, const proto::Frame &);
+
+	Reply hello(Session &s, const proto::Frame &f);
+	Reply alloc(Session &s, const proto::Frame &f);
+	Reply free_buffer(Session &s, const proto::Frame &f);
+	Reply set_priority(Session &s, const proto::Frame &f);
+	Reply order_done(Session &s, const proto::Frame &f);
+	Reply activity(Session &s, const proto::Frame &f);
+	Reply stats(Session &s, const proto::Frame &f);
+	Reply status(Session &s, const proto::Frame &f);
+	Reply jobs(Session &s, const proto::Frame &f);
+	Reply report(Session &s, const proto::Frame &f);
+	Reply step_register(Session &s, const proto::Frame &f);
+	Reply step_end(Session &s, const proto::Frame &f);
+	Reply task_register(Session &s, const proto::Frame &f);
+
+	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;
+	void ensure_tenants(Job &job);
+	void apply_policy(std::uint32_t node_gpu);
+	void finish_job(Job &job);
+	std::vector<gos_tenant_stats> live_stats(const Job &job);
+	Job folded(const Job &job);	// a copy with live counters folded in
+	void save(const Job &job);
+	void flush_orders();
+	std::uint64_t capacity(std::uint32_t node_gpu) const;
+
+	config::Config cfg_;
+	Discovery discovery_;
+	std::unique_ptr<EngineBackend> engine_;
+	JobStore store_;
+	std::map<std::uint64_t, Job> jobs_;
+	std::map<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>> tenant_owner_;	// tenant -> (job, view index)
+	std::map<std::uint32_t, Session *> sessions_;
+	std::map<std::uint32_t, Session *> by_client_;
+};
+
+} // namespace gos::gpud

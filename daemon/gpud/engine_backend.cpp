@@ -1,0 +1,97 @@
+#include "gpud/engine_backend.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace gos::gpud {
+namespace {
+
+// The engine library inside the daemon.
+class UserspaceEngine final : public EngineBackend {
+public:
+	explicit UserspaceEngine(const gos_config &cfg)
+	{
+		int err = gos_engine_create(&cfg, &eng_);
+		if (err)
+			throw std::runtime_error(std::string("cannot start the engine: ") + std::strerror(-err));
+	}
+	~UserspaceEngine() override { gos_engine_destroy(eng_); }
+	UserspaceEngine(const UserspaceEngine &) = delete;
+	UserspaceEngine &operator=(const UserspaceEngine &) = delete;
+
+	std::string name() const override { return "userspace"; }
+	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override { return gos_gpu_add(eng_, g, p, r); }
+	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return gos_gpu_set_external(eng_, g, b); }
+	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return gos_gpu_get_stats(eng_, g, &o); }
+	int tenant_create(std::uint32_t g, std::uint32_t w, std::uint64_t l, std::uint32_t &id) override
+	{
+		return gos_tenant_create(eng_, g, w, l, &id);
+	}
+	int tenant_set_policy(std::uint32_t t, std::uint32_t w, std::uint64_t l) override
+	{
+		return gos_tenant_set_policy(eng_, t, w, l);
+	}
+	int tenant_set_min(std::uint32_t t, std::uint64_t b) override { return gos_tenant_set_min(eng_, t, b); }
+	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(eng_, t); }
+	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(eng_, t, &o); }
+	int client_create(std::uint32_t &id) override { return gos_client_create(eng_, &id); }
+	int client_exit(std::uint32_t c) override { return gos_client_exit(eng_, c); }
+	int alloc(std::uint32_t c, std::uint32_t t, std::uint64_t s, std::uint32_t p, std::uint32_t f,
+		  gos_alloc_result &r) override
+	{
+		return gos_alloc(eng_, c, t, s, p, f, &r);
+	}
+	int free(std::uint32_t c, std::uint64_t b) override { return gos_free(eng_, c, b); }
+	int set_priority(std::uint32_t c, std::uint64_t b, std::uint64_t o, std::uint64_t l, std::uint32_t p) override
+	{
+		return gos_set_priority(eng_, c, b, o, l, p);
+	}
+	int read_messages(std::uint32_t c, gos_message *out, std::uint32_t max) override
+	{
+		return gos_read_messages(eng_, c, out, max);
+	}
+	int order_done(std::uint32_t c, std::uint64_t o, bool ok) override
+	{
+		return ok ? gos_order_ack(eng_, c, o) : gos_order_fail(eng_, c, o);
+	}
+	int tick() override { return gos_tick(eng_); }
+
+private:
+	gos_engine *eng_ = nullptr;
+};
+
+} // namespace
+
+gos_config engine_config(const config::Config &cfg)
+{
+	gos_config ec;
+	gos_config_defaults(&ec);
+	ec.chunk_size = static_cast<std::uint32_t>(cfg.chunk_size);
+	switch (cfg.fairness) {
+	case config::Fairness::weighted:
+	case config::Fairness::equal: ec.fairness = GOS_FAIR_WEIGHTED; break;
+	case config::Fairness::fcfs: ec.fairness = GOS_FAIR_FCFS; break;
+	case config::Fairness::static_: ec.fairness = GOS_FAIR_STATIC; break;
+	}
+	ec.select = cfg.random_chunks ? GOS_SELECT_RANDOM : GOS_SELECT_PRIORITY;
+	ec.order_timeout_ns = cfg.order_timeout_ns;
+	ec.throttle_persist_ns = cfg.advice_persist_ns;
+	ec.return_batch_bytes = cfg.return_batch;
+	return ec;
+}
+
+std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg)
+{
+	bool module = ::access("/dev/gpuoversub", R_OK | W_OK) == 0;
+	if (cfg.engine == config::EngineMode::kernel)
+		throw std::runtime_error(module ? "engine: kernel is not supported by this build of gpuoversubd yet; "
+						  "use engine: auto or userspace"
+						: "engine: kernel, but /dev/gpuoversub is missing (is gpuoversub.ko loaded?)");
+	// auto: the kernel module's engine comes with its issue; until then the
+	// daemon hosts the engine itself whether or not the device exists.
+	return std::make_unique<UserspaceEngine>(engine_config(cfg));
+}
+
+} // namespace gos::gpud

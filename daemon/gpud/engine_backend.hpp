@@ -1,0 +1,46 @@
+// Where the engine runs. The daemon talks to this interface only, so the
+// kernel module's /dev/gpuoversub can replace the in-process library
+// (engine: auto|kernel|userspace in the policy).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "gos_engine.h"
+
+namespace gos::gpud {
+
+class EngineBackend {
+public:
+	virtual ~EngineBackend() = default;
+	virtual std::string name() const = 0;
+	virtual int gpu_add(std::uint32_t gpu, std::uint64_t physical, std::uint64_t reserve) = 0;
+	virtual int gpu_set_external(std::uint32_t gpu, std::uint64_t bytes) = 0;
+	virtual int gpu_stats(std::uint32_t gpu, gos_gpu_stats &out) = 0;
+	virtual int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) = 0;
+	virtual int tenant_set_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit) = 0;
+	virtual int tenant_set_min(std::uint32_t tenant, std::uint64_t bytes) = 0;
+	virtual int tenant_destroy(std::uint32_t tenant) = 0;
+	virtual int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) = 0;
+	virtual int client_create(std::uint32_t &id) = 0;
+	virtual int client_exit(std::uint32_t client) = 0;
+	virtual int alloc(std::uint32_t client, std::uint32_t tenant, std::uint64_t size, std::uint32_t prio,
+			  std::uint32_t flags, gos_alloc_result &res) = 0;
+	virtual int free(std::uint32_t client, std::uint64_t buffer) = 0;
+	virtual int set_priority(std::uint32_t client, std::uint64_t buffer, std::uint64_t offset, std::uint64_t length,
+				 std::uint32_t prio) = 0;
+	virtual int read_messages(std::uint32_t client, gos_message *out, std::uint32_t max) = 0;
+	virtual int order_done(std::uint32_t client, std::uint64_t order, bool ok) = 0;
+	virtual int tick() = 0;
+};
+
+// The engine settings the policy fixes at start (chunk size, fairness...).
+gos_config engine_config(const config::Config &cfg);
+
+// Picks the backend the policy asks for; throws std::runtime_error with the
+// reason when it cannot (engine: kernel without the module, say).
+std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg);
+
+} // namespace gos::gpud

@@ -1,0 +1,207 @@
+#include "gpud/jobs.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "common/atomic_file.hpp"
+
+namespace gos::gpud {
+
+void LatencyHistogram::add(std::uint64_t ns)
+{
+	double idx = ns ? 2 * std::log2(static_cast<double>(ns)) : 0;
+	buckets[std::min<std::size_t>(buckets.size() - 1, static_cast<std::size_t>(std::max(0.0, idx)))]++;
+}
+
+std::uint64_t LatencyHistogram::count() const
+{
+	std::uint64_t n = 0;
+	for (auto b : buckets)
+		n += b;
+	return n;
+}
+
+double LatencyHistogram::percentile_us(double p) const
+{
+	std::uint64_t total = count(), seen = 0;
+	if (!total)
+		return 0;
+	auto want = static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(total)));
+	for (std::size_t i = 0; i < buckets.size(); i++) {
+		seen += buckets[i];
+		if (seen >= std::max<std::uint64_t>(want, 1))
+			return std::exp2(static_cast<double>(i + 1) / 2) / 1000;
+	}
+	return std::exp2(static_cast<double>(buckets.size()) / 2) / 1000;
+}
+
+void CounterBase::add(const gos_tenant_stats &st)
+{
+	bytes_evicted += st.bytes_evicted;
+	evictions += st.evictions;
+	bytes_returned += st.bytes_returned;
+	returns += st.returns;
+	bytes_host_placed += st.bytes_host_placed;
+	oversub_ns += st.oversub_ns;
+	throttle_events += st.throttle_events;
+	peak_resident = std::max(peak_resident, st.peak_resident);
+	peak_host = std::max(peak_host, st.peak_host);
+}
+
+RankStats &Job::rank(int r, pid_t pid)
+{
+	for (auto &rs : ranks)
+		if (rs.rank == r && rs.pid == pid)
+			return rs;
+	ranks.push_back(RankStats{r, pid});
+	return ranks.back();
+}
+
+namespace {
+
+nlohmann::json base_json(const CounterBase &b)
+{
+	return {{"bytes_evicted", b.bytes_evicted}, {"evictions", b.evictions}, {"bytes_returned", b.bytes_returned},
+		{"returns", b.returns}, {"bytes_host_placed", b.bytes_host_placed}, {"oversub_ns", b.oversub_ns},
+		{"throttle_events", b.throttle_events}, {"peak_resident", b.peak_resident}, {"peak_host", b.peak_host}};
+}
+
+CounterBase base_from(const nlohmann::json &j)
+{
+	CounterBase b;
+	b.bytes_evicted = j.at("bytes_evicted");
+	b.evictions = j.at("evictions");
+	b.bytes_returned = j.at("bytes_returned");
+	b.returns = j.at("returns");
+	b.bytes_host_placed = j.at("bytes_host_placed");
+	b.oversub_ns = j.at("oversub_ns");
+	b.throttle_events = j.at("throttle_events");
+	b.peak_resident = j.at("peak_resident");
+	b.peak_host = j.at("peak_host");
+	return b;
+}
+
+double lookup(const std::map<std::string, double> &table, const std::string &key, double fallback)
+{
+	auto it = table.find(key);
+	return it == table.end() ? fallback : it->second;
+}
+
+} // namespace
+
+nlohmann::json to_json(const Job &job)
+{
+	nlohmann::json gpus = nlohmann::json::array(), ranks = nlohmann::json::array();
+	for (const auto &g : job.gpus)
+		gpus.push_back({{"node_gpu", g.node_gpu}, {"base", base_json(g.base)}});
+	for (const auto &r : job.ranks)
+		ranks.push_back({{"rank", r.rank}, {"pid", r.pid}, {"allocs", r.allocs}, {"bytes_allocated", r.bytes_allocated},
+				 {"bytes_evicted", r.bytes_evicted}, {"bytes_returned", r.bytes_returned}, {"advice", r.advice}});
+	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
+		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
+		{"steps", job.steps}, {"pids", job.pids}, {"started", job.started}, {"ended", job.ended},
+		{"latency_buckets", job.latency.buckets}, {"ranks", ranks}, {"advice_events", job.advice_events}};
+}
+
+Job job_from_json(const nlohmann::json &j)
+{
+	if (j.at("version") != 1)
+		throw nlohmann::json::other_error::create(501, "unknown record version", &j);
+	Job job;
+	job.id = j.at("job");
+	job.uid = j.at("uid");
+	job.partition = j.at("partition");
+	job.account = j.at("account");
+	job.qos = j.at("qos");
+	job.factor_milli = j.at("factor_milli");
+	job.size_limit = j.at("size_limit");
+	for (const auto &g : j.at("gpus")) {
+		JobGpu jg;
+		jg.node_gpu = g.at("node_gpu");
+		jg.base = base_from(g.at("base"));
+		job.gpus.push_back(jg);
+	}
+	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
+	job.pids = j.at("pids").get<std::set<pid_t>>();
+	job.started = j.at("started");
+	job.ended = j.at("ended");
+	job.latency.buckets = j.at("latency_buckets");
+	for (const auto &r : j.at("ranks")) {
+		RankStats rs;
+		rs.rank = r.at("rank");
+		rs.pid = r.at("pid");
+		rs.allocs = r.at("allocs");
+		rs.bytes_allocated = r.at("bytes_allocated");
+		rs.bytes_evicted = r.at("bytes_evicted");
+		rs.bytes_returned = r.at("bytes_returned");
+		rs.advice = r.at("advice");
+		job.ranks.push_back(rs);
+	}
+	job.advice_events = j.at("advice_events");
+	return job;
+}
+
+JobPolicy policy_for(const config::Config &cfg, const Job &job)
+{
+	JobPolicy p;
+	if (cfg.fairness != config::Fairness::equal)
+		p.weight = lookup(cfg.weights.partition, job.partition, 1) * lookup(cfg.weights.account, job.account, 1) *
+			   lookup(cfg.weights.qos, job.qos, 1);
+	p.min_share = std::max({lookup(cfg.min_share.partition, job.partition, 0),
+				lookup(cfg.min_share.account, job.account, 0), lookup(cfg.min_share.qos, job.qos, 0)});
+	if (job.factor_milli)
+		p.factor = std::min(job.factor_milli / 1000.0, cfg.max_oversub);
+	return p;
+}
+
+std::uint32_t engine_weight(double weight)
+{
+	return static_cast<std::uint32_t>(std::clamp(std::lround(weight * 100), 1L, 65535L));
+}
+
+std::string JobStore::path(std::uint64_t job) const
+{
+	return dir_ + "/job-" + std::to_string(job) + ".json";
+}
+
+std::map<std::uint64_t, Job> JobStore::load_all(std::vector<std::string> &problems) const
+{
+	std::map<std::uint64_t, Job> jobs;
+	DIR *d = ::opendir(dir_.c_str());
+	if (!d)
+		return jobs;
+	while (dirent *e = ::readdir(d)) {
+		std::string name = e->d_name;
+		if (name.rfind("job-", 0) != 0 || name.size() < 10 || name.substr(name.size() - 5) != ".json")
+			continue;
+		std::string file = dir_ + "/" + name;
+		try {
+			std::ifstream in(file);
+			Job job = job_from_json(nlohmann::json::parse(in));
+			jobs[job.id] = std::move(job);
+		} catch (const std::exception &ex) {
+			// Kept for an admin to inspect, never silently deleted.
+			problems.push_back(file + ": " + ex.what() + "; moved aside to " + file + ".bad");
+			std::rename(file.c_str(), (file + ".bad").c_str());
+		}
+	}
+	::closedir(d);
+	return jobs;
+}
+
+void JobStore::save(const Job &job) const
+{
+	write_file_atomically(path(job.id), to_json(job).dump(1) + "\n", 0600);
+}
+
+void JobStore::remove(std::uint64_t job) const
+{
+	::unlink(path(job).c_str());
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,101 @@
+// Jobs on this node as the SPANK plugin registered them: steps, task pids,
+// policy facts, and the counters their reports need. Each record persists
+// in the state directory, so a daemon restart loses nothing.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.hpp"
+#include "gos_engine.h"
+
+namespace gos::gpud {
+
+// Log-scale histogram (two buckets per power of two) of nanoseconds:
+// small, mergeable and persistable, with percentiles within 41%.
+struct LatencyHistogram {
+	std::array<std::uint64_t, 72> buckets{};
+	void add(std::uint64_t ns);
+	std::uint64_t count() const;
+	double percentile_us(double p) const;	// upper bound of the bucket
+};
+
+struct RankStats {
+	int rank = -1;
+	pid_t pid = 0;
+	std::uint64_t allocs = 0, bytes_allocated = 0, bytes_evicted = 0, bytes_returned = 0, advice = 0;
+};
+
+// Engine counters carried over from before a daemon restart.
+struct CounterBase {
+	std::uint64_t bytes_evicted = 0, evictions = 0, bytes_returned = 0, returns = 0, bytes_host_placed = 0;
+	std::uint64_t oversub_ns = 0, throttle_events = 0, peak_resident = 0, peak_host = 0;
+	void add(const gos_tenant_stats &st);	// folds live counters in
+};
+
+struct JobGpu {
+	std::uint32_t node_gpu = 0;
+	std::uint32_t tenant = 0;		// engine tenant, runtime only
+	CounterBase base;
+	// balloon
+	std::uint32_t activity_bits = 0;	// one bit per recent period
+	std::uint64_t launches = 0;		// since the last period
+	bool reports_activity = false;
+	bool deflated = false;
+};
+
+struct Job {
+	std::uint64_t id = 0;
+	uid_t uid = 0;
+	std::string partition, account, qos;
+	std::uint32_t factor_milli = 0;
+	std::uint64_t size_limit = 0;
+	std::vector<JobGpu> gpus;		// in the job's own GPU order
+	std::set<std::uint32_t> steps;
+	std::set<pid_t> pids;
+	std::int64_t started = 0, ended = 0;	// unix seconds
+	LatencyHistogram latency;
+	std::vector<RankStats> ranks;		// merged per (rank, pid)
+	std::uint64_t advice_events = 0;
+
+	RankStats &rank(int rank, pid_t pid);
+};
+
+nlohmann::json to_json(const Job &job);
+Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
+
+// Weight, limit and minimum from the policy and the job's Slurm facts.
+struct JobPolicy {
+	double weight = 1;			// relative, before balloon
+	double factor = 0;			// clamped FACTOR, 0 = none
+	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
+	double min_share = 0;
+};
+JobPolicy policy_for(const config::Config &cfg, const Job &job);
+
+// Engine weight: the relative weight in hundredths, within the engine's range.
+std::uint32_t engine_weight(double weight);
+
+class JobStore {
+public:
+	explicit JobStore(std::string dir) : dir_(std::move(dir)) {}
+	// Reads every record; unreadable ones are reported, set aside and skipped.
+	std::map<std::uint64_t, Job> load_all(std::vector<std::string> &problems) const;
+	void save(const Job &job) const;		// atomic; throws on I/O failure
+	void remove(std::uint64_t job) const;
+
+private:
+	std::string path(std::uint64_t job) const;
+	std::string dir_;
+};
+
+} // namespace gos::gpud

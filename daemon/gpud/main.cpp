@@ -1,0 +1,67 @@
+// gpuoversubd: the per-node daemon. See gpuoversubd(8).
+#include <getopt.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "common/atomic_file.hpp"
+#include "common/log.hpp"
+#include "gpud/server.hpp"
+
+using namespace gos;
+
+namespace {
+
+const char *usage_text =
+	"usage: gpuoversubd [options]\n"
+	"The gpuoversub node daemon: fair GPU-memory oversubscription for Slurm jobs.\n\n"
+	"  -c, --config FILE   policy file (default /etc/gpuoversub/gpuoversub.yaml)\n"
+	"      --check         check the policy file and the GPUs, then exit\n"
+	"  -v, --verbose       log debug messages\n"
+	"  -h, --help          this text\n";
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string config_path = "/etc/gpuoversub/gpuoversub.yaml";
+	bool check = false;
+	static const option longopts[] = {{"config", required_argument, nullptr, 'c'}, {"check", no_argument, nullptr, 'k'},
+					  {"verbose", no_argument, nullptr, 'v'}, {"help", no_argument, nullptr, 'h'},
+					  {nullptr, 0, nullptr, 0}};
+	for (int c; (c = getopt_long(argc, argv, "c:vh", longopts, nullptr)) != -1;) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'k': check = true; break;
+		case 'v': log::threshold() = log::debug; break;
+		case 'h': std::cout << usage_text; return 0;
+		default: std::cerr << usage_text; return 2;
+		}
+	}
+	if (optind != argc) {
+		std::cerr << "gpuoversubd: unexpected argument '" << argv[optind] << "'\n" << usage_text;
+		return 2;
+	}
+	try {
+		config::Config cfg = config::load_config(config_path);
+		gpud::Discovery gpus = gpud::discover_gpus(cfg);
+		for (const auto &g : gpus.gpus)
+			GOS_LOG(log::info, "GPU " << g.index << ": " << g.pci_bus_id << ", " << g.memory << " bytes, NUMA node "
+						  << g.numa_node << (g.simulated ? " (simulated)" : ""));
+		if (check) {
+			std::cout << config_path << ": policy valid; " << gpus.gpus.size() << " GPU(s) from " << gpus.source << "\n";
+			return 0;
+		}
+		auto engine = gpud::make_engine(cfg);
+		make_dirs(cfg.state_dir, 0700);
+		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
+		boost::asio::io_context io;
+		gpud::Server server(io, daemon, config_path);
+		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.socket << " with the " << "engine in userspace");
+		server.run();
+	} catch (const std::exception &e) {
+		GOS_LOG(log::error, "gpuoversubd: " << e.what());
+		return 1;
+	}
+	return 0;
+}

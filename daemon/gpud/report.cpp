@@ -1,0 +1,128 @@
+#include "gpud/report.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+#include "common/atomic_file.hpp"
+#include "common/units.hpp"
+
+namespace gos::gpud {
+namespace {
+
+std::string iso_time(std::int64_t t)
+{
+	if (!t)
+		return "";
+	char buf[32];
+	std::time_t tt = static_cast<std::time_t>(t);
+	std::tm tm{};
+	gmtime_r(&tt, &tm);
+	std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+} // namespace
+
+nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
+{
+	nlohmann::json per_gpu = nlohmann::json::array(), ranks = nlohmann::json::array();
+	CounterBase total;
+	std::uint64_t peak_device = 0, peak_host = 0;
+	for (std::size_t i = 0; i < job.gpus.size(); i++) {
+		CounterBase c = job.gpus[i].base;
+		if (i < live.size())
+			c.add(live[i]);
+		const Gpu *g = job.gpus[i].node_gpu < gpus.size() ? &gpus[job.gpus[i].node_gpu] : nullptr;
+		per_gpu.push_back({{"gpu", job.gpus[i].node_gpu},
+				   {"pci_bus_id", g ? g->pci_bus_id : ""},
+				   {"peak_device_bytes", c.peak_resident},
+				   {"peak_host_bytes", c.peak_host},
+				   {"bytes_evicted", c.bytes_evicted},
+				   {"evictions", c.evictions},
+				   {"bytes_returned", c.bytes_returned},
+				   {"returns", c.returns},
+				   {"bytes_placed_on_host", c.bytes_host_placed},
+				   {"oversubscribed_s", static_cast<double>(c.oversub_ns) / 1e9},
+				   {"throttle_events", c.throttle_events}});
+		total.bytes_evicted += c.bytes_evicted;
+		total.evictions += c.evictions;
+		total.bytes_returned += c.bytes_returned;
+		total.returns += c.returns;
+		total.oversub_ns = std::max(total.oversub_ns, c.oversub_ns);
+		total.throttle_events += c.throttle_events;
+		peak_device += c.peak_resident;
+		peak_host += c.peak_host;
+	}
+	for (const auto &r : job.ranks)
+		ranks.push_back({{"rank", r.rank}, {"pid", r.pid}, {"allocs", r.allocs}, {"bytes_allocated", r.bytes_allocated},
+				 {"bytes_evicted", r.bytes_evicted}, {"bytes_returned", r.bytes_returned}, {"advice", r.advice}});
+	return {{"job", job.id},
+		{"uid", job.uid},
+		{"partition", job.partition},
+		{"account", job.account},
+		{"qos", job.qos},
+		{"oversub_factor", job.factor_milli / 1000.0},
+		{"size_limit", job.size_limit},
+		{"started", iso_time(job.started)},
+		{"ended", iso_time(job.ended)},
+		{"peak_device_bytes", peak_device},
+		{"peak_host_bytes", peak_host},
+		{"bytes_evicted", total.bytes_evicted},
+		{"evictions", total.evictions},
+		{"bytes_returned", total.bytes_returned},
+		{"returns", total.returns},
+		{"oversubscribed_s", static_cast<double>(total.oversub_ns) / 1e9},
+		{"alloc_latency_us", {{"p50", job.latency.percentile_us(0.5)}, {"p99", job.latency.percentile_us(0.99)},
+				      {"count", job.latency.count()}}},
+		{"throttle_events", total.throttle_events},
+		{"advice_events", job.advice_events},
+		{"gpus", per_gpu},
+		{"ranks", ranks}};
+}
+
+std::string report_summary(const nlohmann::json &r)
+{
+	std::ostringstream s;
+	char line[256];
+	s << "gpuoversub report for job " << r["job"].get<std::uint64_t>() << "\n";
+	s << "  peak on GPU " << format_bytes(r["peak_device_bytes"]) << ", peak in host RAM "
+	  << format_bytes(r["peak_host_bytes"]) << "\n";
+	s << "  evicted " << format_bytes(r["bytes_evicted"]) << " in " << r["evictions"].get<std::uint64_t>()
+	  << " chunks, returned " << format_bytes(r["bytes_returned"]) << " in " << r["returns"].get<std::uint64_t>()
+	  << " chunks\n";
+	std::snprintf(line, sizeof line, "  oversubscribed for %.1f s; allocation latency added p50 %.1f us, p99 %.1f us\n",
+		      r["oversubscribed_s"].get<double>(), r["alloc_latency_us"]["p50"].get<double>(),
+		      r["alloc_latency_us"]["p99"].get<double>());
+	s << line;
+	s << "  throttled " << r["throttle_events"].get<std::uint64_t>() << " times, advice given "
+	  << r["advice_events"].get<std::uint64_t>() << " times\n";
+	for (const auto &rk : r["ranks"])
+		s << "  rank " << rk["rank"].get<int>() << " (pid " << rk["pid"].get<int>() << "): "
+		  << rk["allocs"].get<std::uint64_t>() << " allocations, " << format_bytes(rk["bytes_allocated"])
+		  << ", evicted " << format_bytes(rk["bytes_evicted"]) << "\n";
+	return s.str();
+}
+
+std::string report_compact(const nlohmann::json &r)
+{
+	nlohmann::json c = {{"gos", 1},
+			    {"peak_dev", r["peak_device_bytes"]},
+			    {"peak_host", r["peak_host_bytes"]},
+			    {"evicted", r["bytes_evicted"]},
+			    {"returned", r["bytes_returned"]},
+			    {"oversub_s", r["oversubscribed_s"]},
+			    {"p99_us", r["alloc_latency_us"]["p99"]}};
+	return c.dump();
+}
+
+void write_report(const std::string &dir, const nlohmann::json &report, bool summary)
+{
+	make_dirs(dir);
+	std::string base = dir + "/job-" + std::to_string(report["job"].get<std::uint64_t>());
+	write_file_atomically(base + ".json", report.dump(2) + "\n", 0640);
+	if (summary)
+		write_file_atomically(base + ".txt", report_summary(report), 0640);
+}
+
+} // namespace gos::gpud

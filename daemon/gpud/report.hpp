@@ -1,0 +1,23 @@
+// A job's eviction report: JSON for tools, a summary for people, written
+// atomically to the report directory when the job ends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpud/gpus.hpp"
+#include "gpud/jobs.hpp"
+
+namespace gos::gpud {
+
+// live[i] are the engine counters of job.gpus[i] now (zeros if none).
+nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus);
+std::string report_summary(const nlohmann::json &report);
+// The compact one-line form for Slurm's AdminComment.
+std::string report_compact(const nlohmann::json &report);
+// Writes <dir>/job-<id>.json (and .txt); throws on I/O failure.
+void write_report(const std::string &dir, const nlohmann::json &report, bool summary);
+
+} // namespace gos::gpud

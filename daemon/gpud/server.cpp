@@ -1,0 +1,213 @@
+#include "gpud/server.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <deque>
+
+#include "common/atomic_file.hpp"
+#include "common/log.hpp"
+
+namespace gos::gpud {
+
+namespace asio = boost::asio;
+using local = asio::local::stream_protocol;
+
+namespace {
+
+// A client that stops reading is cut off rather than buffered without end.
+constexpr std::size_t max_queued_bytes = 16 << 20;
+
+bool someone_listens(const std::string &path)
+{
+	asio::io_context io;
+	local::socket probe(io);
+	boost::system::error_code ec;
+	probe.connect(local::endpoint(path), ec);
+	return !ec;
+}
+
+} // namespace
+
+class Server::Connection : public std::enable_shared_from_this<Connection> {
+public:
+	Connection(local::socket sock, Daemon &daemon, std::uint32_t id) : sock_(std::move(sock)), daemon_(daemon)
+	{
+		session_.id = id;
+	}
+
+	void start()
+	{
+		auto peer = peer_of(sock_.native_handle());
+		if (!peer) {
+			GOS_LOG(log::warning, "connection without peer credentials refused");
+			return;
+		}
+		session_.peer = *peer;
+		std::weak_ptr<Connection> weak = shared_from_this();
+		session_.send = [weak](proto::Bytes b) {
+			if (auto self = weak.lock())
+				self->queue(std::move(b));
+		};
+		daemon_.attach(session_);
+		read_header();
+	}
+
+private:
+	void read_header()
+	{
+		auto self = shared_from_this();
+		asio::async_read(sock_, asio::buffer(&frame_.hdr, sizeof frame_.hdr),
+				 [self](const boost::system::error_code &ec, std::size_t) {
+					 if (ec)
+						 return self->close();
+					 if (auto why = proto::check_header(self->frame_.hdr)) {
+						 GOS_LOG(log::warning, "pid " << self->session_.peer.pid
+									      << " sent a bad frame (" << *why << "); disconnected");
+						 return self->close();
+					 }
+					 self->frame_.payload.resize(self->frame_.hdr.length);
+					 self->read_payload();
+				 });
+	}
+
+	void read_payload()
+	{
+		auto self = shared_from_this();
+		asio::async_read(sock_, asio::buffer(frame_.payload), [self](const boost::system::error_code &ec, std::size_t) {
+			if (ec)
+				return self->close();
+			if (self->frame_.hdr.type >= GOS_WIRE_REPLY) {
+				GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a non-request; disconnected");
+				return self->close();
+			}
+			self->daemon_.handle(self->session_, self->frame_);
+			if (!self->closed_)
+				self->read_header();
+		});
+	}
+
+	void queue(proto::Bytes b)
+	{
+		if (closed_)
+			return;
+		queued_ += b.size();
+		out_.push_back(std::move(b));
+		if (queued_ > max_queued_bytes) {
+			GOS_LOG(log::warning, "pid " << session_.peer.pid << " stopped reading its messages; disconnected");
+			return close();
+		}
+		if (!writing_)
+			write();
+	}
+
+	void write()
+	{
+		writing_ = true;
+		auto self = shared_from_this();
+		asio::async_write(sock_, asio::buffer(out_.front()), [self](const boost::system::error_code &ec, std::size_t n) {
+			self->writing_ = false;
+			if (ec)
+				return self->close();
+			self->queued_ -= n;
+			self->out_.pop_front();
+			if (!self->out_.empty())
+				self->write();
+		});
+	}
+
+	void close()
+	{
+		if (closed_)
+			return;
+		closed_ = true;
+		daemon_.detach(session_);
+		boost::system::error_code ignored;
+		sock_.close(ignored);
+	}
+
+	local::socket sock_;
+	Daemon &daemon_;
+	Session session_;
+	proto::Frame frame_;
+	std::deque<proto::Bytes> out_;
+	std::size_t queued_ = 0;
+	bool writing_ = false, closed_ = false;
+};
+
+Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
+	: io_(io), daemon_(daemon), config_path_(std::move(config_path)), acceptor_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
+{
+	const std::string &path = daemon.config().socket;
+	make_dirs(path.substr(0, path.find_last_of('/')), 0755);
+	if (someone_listens(path))
+		throw std::runtime_error("another gpuoversubd already serves " + path);
+	::unlink(path.c_str());	// a stale socket from a killed daemon
+	acceptor_.open(local());
+	acceptor_.bind(local::endpoint(path));
+	acceptor_.listen();
+	// Anyone may connect; each request checks who is asking.
+	::chmod(path.c_str(), 0666);
+}
+
+void Server::every(std::shared_ptr<asio::steady_timer> timer, std::uint64_t config::Config::*interval,
+		   void (Daemon::*fn)())
+{
+	timer->expires_after(std::chrono::nanoseconds(daemon_.config().*interval));
+	timer->async_wait([this, timer, interval, fn](const boost::system::error_code &ec) {
+		if (ec)
+			return;
+		(daemon_.*fn)();
+		every(timer, interval, fn);
+	});
+}
+
+void Server::accept()
+{
+	acceptor_.async_accept([this](const boost::system::error_code &ec, local::socket sock) {
+		if (!ec)
+			std::make_shared<Connection>(std::move(sock), daemon_, ++next_session_)->start();
+		else if (ec != asio::error::operation_aborted)
+			GOS_LOG(log::warning, "accept: " << ec.message());
+		if (acceptor_.is_open())
+			accept();
+	});
+}
+
+void Server::on_signal(const boost::system::error_code &ec, int sig)
+{
+	if (ec)
+		return;
+	if (sig == SIGHUP) {
+		try {
+			auto next = config::load_config(config_path_);
+			for (const auto &w : daemon_.reload(next))
+				GOS_LOG(log::warning, "reload: " << w);
+			GOS_LOG(log::notice, "reload: policy " << config_path_ << " applied");
+		} catch (const std::exception &e) {
+			GOS_LOG(log::error, "reload: keeping the running policy: " << e.what());
+		}
+		signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
+		return;
+	}
+	GOS_LOG(log::notice, "stopping on signal " << sig);
+	daemon_.shutdown();
+	io_.stop();
+}
+
+void Server::run()
+{
+	accept();
+	signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
+	auto timer = [this] { return std::make_shared<asio::steady_timer>(io_); };
+	using C = config::Config;
+	every(timer(), &C::return_interval_ns, &Daemon::tick);
+	every(timer(), &C::balloon_period_ns, &Daemon::balloon_tick);
+	every(timer(), &C::usage_period_ns, &Daemon::usage_tick);
+	every(timer(), &C::persist_period_ns, &Daemon::persist_tick);
+	every(timer(), &C::exporter_period_ns, &Daemon::export_tick);
+	io_.run();
+	::unlink(daemon_.config().socket.c_str());
+}
+
+} // namespace gos::gpud
