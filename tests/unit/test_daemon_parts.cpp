@@ -1,0 +1,222 @@
+// The daemon's parts on their own: policy validation, the frame decoder,
+// GPU locality from hwloc XML topologies, process identity, job records.
+#define BOOST_TEST_MODULE daemon_parts
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "config/config.hpp"
+#include "gpud/identity.hpp"
+#include "gpud/jobs.hpp"
+#include "gpud/locality.hpp"
+#include "gpud/report.hpp"
+#include "proto/wire.hpp"
+
+using namespace gos;
+
+namespace {
+
+std::string config_error(const std::string &yaml)
+{
+	try {
+		config::parse_config(yaml, "p.yaml");
+	} catch (const config::ConfigError &e) {
+		return e.what();
+	}
+	return "";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_shipped_example_policy_is_valid)
+{
+	config::Config c = config::load_config("config/gpuoversub.yaml");
+	BOOST_TEST(c.socket == "/run/gpuoversub/gpuoversubd.sock");
+	BOOST_TEST(c.weights.qos.at("high") == 4.0);
+	BOOST_TEST(c.simulated_gpus.empty());
+}
+
+BOOST_AUTO_TEST_CASE(policy_values_are_read)
+{
+	config::Config c = config::parse_config(
+		"fairness: equal\nchunk_size: 4M\nreturn_interval: 20ms\norder_timeout: 2s\nmax_oversub: 2.5\n"
+		"weights: {partition: {gpu: 2}, qos: {high: 4}}\nmin_share: {account: {phys: 0.25}}\n"
+		"balloon: {period: 1s, low: 0.2, high: 0.6}\nadvice: {persist: 0s}\nhost_spill_limit: 1T\n"
+		"reserve: 1G\nreports: {dir: /r, summary: no}\nexporter: {textfile: /m.prom}\n"
+		"simulated_gpus:\n  - {memory: 80G, numa_node: 1, pci_bus_id: '0000:17:00.0'}\n",
+		"ok.yaml");
+	BOOST_TEST((c.fairness == config::Fairness::equal));
+	BOOST_TEST(c.chunk_size == 4u << 20);
+	BOOST_TEST(c.return_interval_ns == 20'000'000u);
+	BOOST_TEST(c.order_timeout_ns == 2'000'000'000u);
+	BOOST_TEST(c.max_oversub == 2.5);
+	BOOST_TEST(c.weights.partition.at("gpu") == 2.0);
+	BOOST_TEST(c.min_share.account.at("phys") == 0.25);
+	BOOST_TEST(c.balloon_period_ns == 1'000'000'000u);
+	BOOST_TEST(c.advice_persist_ns == 0u);
+	BOOST_TEST(c.host_spill_limit == 1ULL << 40);
+	BOOST_TEST(!c.report_summary);
+	BOOST_TEST(c.exporter_textfile == "/m.prom");
+	BOOST_REQUIRE_EQUAL(c.simulated_gpus.size(), 1u);
+	BOOST_TEST(c.simulated_gpus[0].numa_node == 1);
+	BOOST_TEST((config::parse_config("", "empty.yaml").fairness == config::Fairness::weighted));
+}
+
+BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
+{
+	struct { const char *yaml, *expect; } cases[] = {
+		{"fairness: fair\n", "p.yaml:1:11: 'fairness' must be one of"},
+		{"colour: red\n", "p.yaml:1:9: unknown key 'colour'"},
+		{"chunk_size: 3000\n", "p.yaml:1:13: 'chunk_size' must be a byte size"},
+		{"chunk_size: 100000\n", "p.yaml:1:13: 'chunk_size' must be at most 1G and a multiple of 4K"},
+		{"return_interval: fast\n", "p.yaml:1:18: 'return_interval' must be a duration"},
+		{"return_interval: 0s\n", "p.yaml:1:18: 'return_interval' must be a duration such as 500ms, 10s or 5m above zero"},
+		{"max_oversub: 100\n", "p.yaml:1:14: 'max_oversub' must be a number from 1 to 64"},
+		{"weights: {partition: {gpu: -1}}\n", "p.yaml:1:28: 'weights.partition.gpu' must be a number"},
+		{"weights: {team: {a: 1}}\n", "p.yaml:1:17: unknown key 'team' in 'weights'"},
+		{"min_share: {qos: {high: 2}}\n", "p.yaml:1:25: 'min_share.qos.high' must be a number from 0 to 1"},
+		{"balloon: {low: 0.9, high: 0.1}\n", "p.yaml:1:1: 'balloon.low' must not exceed 'balloon.high'"},
+		{"balloon: {enabled: maybe}\n", "p.yaml:1:20: 'balloon.enabled' must be true or false"},
+		{"socket: relative.sock\n", "p.yaml:1:9: 'socket' must be an absolute path"},
+		{"simulated_gpus: {memory: 1G}\n", "p.yaml:1:17: 'simulated_gpus' must be a list"},
+		{"simulated_gpus:\n  - {numa_node: 0}\n", "p.yaml:2:5: a simulated GPU needs 'memory'"},
+		{"simulated_gpus:\n  - {memory: 1G, cores: 4}\n", "p.yaml:2:25: unknown key 'cores' in a simulated GPU"},
+		{"reserve: 1G\nreserve: 2G\n", "p.yaml:2:1: 'reserve' is given twice"},
+		{"- a\n- b\n", "p.yaml:1:1: the policy must be a mapping"},
+		{"weights: [1, 2\n", "p.yaml:2:1: not valid YAML"},
+		{"fairness: [weighted]\n", "p.yaml:1:11: 'fairness' must be a single value"},
+	};
+	for (auto &c : cases) {
+		std::string got = config_error(c.yaml);
+		BOOST_TEST(got.rfind(c.expect, 0) == 0u, "for:\n" << c.yaml << "got: " << got);
+	}
+	BOOST_CHECK_THROW(config::load_config("/nonexistent/policy.yaml"), config::ConfigError);
+}
+
+BOOST_AUTO_TEST_CASE(decoder_takes_frames_in_pieces_and_rejects_bad_ones)
+{
+	gos_req_alloc a{1, 5, 0, 0, 4096};
+	proto::Bytes two = proto::encode(GOS_REQ_ALLOC, 7, a);
+	proto::Bytes second = proto::encode(GOS_REQ_STATUS, 8, nullptr, 0);
+	two.insert(two.end(), second.begin(), second.end());
+	proto::Decoder d;
+	for (std::uint8_t byte : two)
+		d.feed(&byte, 1);	// one byte at a time
+	auto f1 = d.next(), f2 = d.next();
+	BOOST_REQUIRE(f1 && f2);
+	BOOST_TEST(!d.next());
+	BOOST_TEST(f1->hdr.seq == 7u);
+	gos_req_alloc back;
+	BOOST_TEST(!proto::decode(*f1, back));
+	BOOST_TEST(back.size == 4096u);
+	BOOST_TEST(f2->hdr.type == GOS_REQ_STATUS);
+
+	auto bad = [](gos_wire_hdr h) {
+		proto::Decoder dec;
+		dec.feed(reinterpret_cast<std::uint8_t *>(&h), sizeof h);
+		BOOST_TEST(!dec.next());
+		return dec.error();
+	};
+	BOOST_TEST(bad({0xdeadbeef, 1, GOS_REQ_STATUS, 1, 0}).find("bad magic") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, 9, GOS_REQ_STATUS, 1, 0}).find("protocol version 9") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, 77, 1, 0}).find("unknown message type 77") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, GOS_REQ_ALLOC, 1, 3}).find("message type 2 with 3 payload bytes") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, GOS_WIRE_REPLY, 1, 1u << 30}).find("exceeds the limit") != std::string::npos);
+
+	proto::Bytes rep = proto::encode_reply(3, -22, "no", "xy", 2);
+	proto::Decoder dr;
+	dr.feed(rep.data(), rep.size());
+	auto fr = dr.next();
+	BOOST_REQUIRE(fr);
+	auto r = proto::decode_reply(*fr);
+	BOOST_REQUIRE(r);
+	BOOST_TEST(r->status == -22);
+	BOOST_TEST(r->error == "no");
+	BOOST_TEST(std::string(r->body.begin(), r->body.end()) == "xy");
+}
+
+BOOST_AUTO_TEST_CASE(gpu_numa_nodes_from_an_hwloc_topology)
+{
+	gpud::Topology topo("tests/data/topo-2socket-4gpu.xml");
+	BOOST_TEST(topo.numa_node_of("0000:17:00.0") == 0);
+	BOOST_TEST(topo.numa_node_of("0000:31:00.0") == 0);
+	BOOST_TEST(topo.numa_node_of("0000:b1:00.0") == 1);
+	BOOST_TEST(topo.numa_node_of("00000000:B1:00.0") == 1);	// NVML's spelling
+	BOOST_TEST(topo.numa_node_of("0000:ca:00.0") == -1);	// spans both nodes
+	BOOST_TEST(topo.numa_node_of("0000:99:00.0") == -1);	// not there
+	BOOST_TEST(topo.numa_node_of("garbage") == -1);
+	BOOST_CHECK_THROW(gpud::Topology("/nonexistent.xml"), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(process_identity_from_proc)
+{
+	BOOST_TEST(*gpud::parent_of(::getpid()) == ::getppid());
+	BOOST_TEST(!gpud::parent_of(0x7ffffff0));
+	pid_t me = ::getpid(), parent = ::getppid();
+	BOOST_TEST(*gpud::registered_ancestor(me, [&](pid_t p) { return p == parent; }) == parent);
+	BOOST_TEST(!gpud::registered_ancestor(me, [](pid_t) { return false; }));
+
+	char dir[] = "/tmp/gos-proc-XXXXXX";
+	BOOST_REQUIRE(::mkdtemp(dir));
+	std::string root = dir;
+	::mkdir((root + "/42").c_str(), 0755);
+	std::ofstream(root + "/42/cgroup") << "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n";
+	::mkdir((root + "/43").c_str(), 0755);
+	std::ofstream(root + "/43/cgroup") << "0::/user.slice/job_12x/\n";
+	std::ofstream(root + "/42/stat") << "42 (odd (name) x) S 7 42 42 0\n";
+	BOOST_TEST(*gpud::cgroup_job_of(42, root.c_str()) == 1234u);
+	BOOST_TEST(!gpud::cgroup_job_of(43, root.c_str()));
+	BOOST_TEST(*gpud::parent_of(42, root.c_str()) == 7);
+	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
+{
+	gpud::Job j;
+	j.id = 77;
+	j.uid = 1000;
+	j.partition = "gpu";
+	j.qos = "high";
+	j.factor_milli = 3000;
+	j.gpus.resize(2);
+	j.gpus[1].node_gpu = 3;
+	j.gpus[1].base.bytes_evicted = 123;
+	j.steps = {0, 1};
+	j.pids = {100, 200};
+	j.latency.add(5000);
+	j.rank(2, 100).allocs = 9;
+	gpud::Job back = gpud::job_from_json(nlohmann::json::parse(gpud::to_json(j).dump()));
+	BOOST_TEST(back.gpus[1].node_gpu == 3u);
+	BOOST_TEST(back.gpus[1].base.bytes_evicted == 123u);
+	BOOST_TEST(back.pids.count(200) == 1u);
+	BOOST_TEST(back.rank(2, 100).allocs == 9u);
+	BOOST_TEST(back.latency.count() == 1u);
+	BOOST_CHECK_THROW(gpud::job_from_json(nlohmann::json::parse("{\"version\": 2}")), std::exception);
+
+	config::Config c = config::parse_config("max_oversub: 2\nweights: {partition: {gpu: 2}, qos: {high: 3}}\n"
+						"min_share: {qos: {high: 0.1}, partition: {gpu: 0.3}}\n", "p.yaml");
+	gpud::JobPolicy p = gpud::policy_for(c, j);
+	BOOST_TEST(p.weight == 6.0);
+	BOOST_TEST(p.factor == 2.0);	// clamped to max_oversub
+	BOOST_TEST(p.min_share == 0.3);
+	BOOST_TEST(gpud::engine_weight(6.0) == 600u);
+	BOOST_TEST(gpud::engine_weight(1e9) == 65535u);
+	BOOST_TEST(gpud::engine_weight(0) == 1u);
+
+	gpud::LatencyHistogram h;
+	for (int i = 0; i < 99; i++)
+		h.add(10'000);
+	h.add(10'000'000);
+	BOOST_TEST(h.percentile_us(0.5) >= 10.0);
+	BOOST_TEST(h.percentile_us(0.5) < 15.0);
+	BOOST_TEST(h.percentile_us(0.999) >= 10'000.0);
+
+	auto rep = gpud::build_report(back, {}, {});
+	BOOST_TEST(rep["bytes_evicted"] == 123u);
+	BOOST_TEST(rep["ranks"].size() == 1u);
+	BOOST_TEST(gpud::report_summary(rep).find("gpuoversub report for job 77") == 0u);
+	BOOST_TEST(nlohmann::json::parse(gpud::report_compact(rep))["evicted"] == 123u);
+}
