@@ -60,7 +60,7 @@ struct Config {
 	std::vector<SimulatedGpu> simulated_gpus;
 	// Fixed cadences, not in the policy file.
 	std::uint64_t usage_period_ns = 1'000'000'000ULL;	// NVML per-process usage
-	std::uint64_t persist_period_ns = 5'000'000'000ULL;	// counters to state_dir
+	std::uint64_t persist_period_ns = 1'000'000'000ULL;	// counters to state_dir
 };
 
 // Parses YAML text; `name` is used in messages.

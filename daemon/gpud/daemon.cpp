@@ -492,8 +492,14 @@ Job Daemon::folded(const Job &job)
 void Daemon::save(const Job &job)
 {
 	try {
+		Job snapshot = folded(job);
+		std::string text = to_json(snapshot).dump();
+		// Checkpoints run every second; only changed records are written.
+		if (saved_[job.id] == text)
+			return;
 		make_dirs(cfg_.state_dir, 0700);
-		store_.save(folded(job));
+		store_.save(snapshot);
+		saved_[job.id] = text;
 	} catch (const std::exception &e) {
 		// A full disk must not take the node down: the in-memory ledger
 		// stays right, only restart safety is at risk until it saves.
@@ -515,6 +521,7 @@ void Daemon::finish_job(Job &job)
 	try {
 		write_report(cfg_.report_dir, rep, cfg_.report_summary);
 		store_.remove(job.id);
+		saved_.erase(job.id);
 	} catch (const std::exception &e) {
 		// Keep the state record so nothing is lost; an admin can retry.
 		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what()

@@ -92,6 +92,7 @@ private:
 	std::unique_ptr<EngineBackend> engine_;
 	JobStore store_;
 	std::map<std::uint64_t, Job> jobs_;
+	std::map<std::uint64_t, std::string> saved_;	// last record written per job
 	std::map<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>> tenant_owner_;	// tenant -> (job, view index)
 	std::map<std::uint32_t, Session *> sessions_;
 	std::map<std::uint32_t, Session *> by_client_;
