@@ -87,7 +87,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
-check: all $(UNIT_BIN)
+check: all $(UNIT_BIN) $(FUZZ_BIN)
 	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats
 
 check-sanitize:
@@ -98,14 +98,20 @@ bench: $(BENCH_BIN)
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine \
-		$(DESTDIR)$(PREFIX)/share/gpuoversub/traces
-	install -m 0755 $(SIM_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib \
+		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine $(DESTDIR)$(PREFIX)/share/gpuoversub/traces \
+		$(DESTDIR)$(PREFIX)/share/doc/gpuoversub $(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system
+	install -m 0755 $(SIM_BIN) $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(ENGINE_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 include/gpuoversub/abi.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
 	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
 	install -m 0644 examples/traces/*.csv $(DESTDIR)$(PREFIX)/share/gpuoversub/traces/
+	install -m 0644 config/gpuoversub.yaml $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
+	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
+		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
+	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/
 	for page in $(MAN_PAGES); do \
 		sec=$${page##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \
@@ -118,25 +124,23 @@ FUZZ_RUNS ?= 20000
 FUZZ_CXX ?= clang++-14
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp
-FUZZ_BIN := $(BUILD)/fuzz/fuzz_trace $(BUILD)/fuzz/fuzz_engine
+FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp \
+	daemon/proto/wire.cpp daemon/config/config.cpp
+FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -Iinclude -Ikmod/engine -std=gnu11 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
+	$(FUZZ_CC) -MMD -MP -Iinclude -Ikmod/engine -std=gnu11 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
 
 $(BUILD)/fuzz/%.o: %.cpp
 	@mkdir -p $(@D)
-	$(FUZZ_CXX) -Iinclude -Ikmod/engine -Idaemon -std=c++20 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
+	$(FUZZ_CXX) -MMD -MP -Iinclude -Ikmod/engine -Idaemon -std=c++20 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzz/%.o,$(patsubst %.cpp,$(BUILD)/fuzz/%.o,$(FUZZ_SRC)))
-	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lpthread
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread
 
 fuzz: $(FUZZ_BIN)
-	@mkdir -p $(BUILD)/fuzz/corpus-trace $(BUILD)/fuzz/corpus-engine
-	$(BUILD)/fuzz/fuzz_trace -runs=$(FUZZ_RUNS) -max_len=4096 -seed=1 $(BUILD)/fuzz/corpus-trace examples/traces
-	$(BUILD)/fuzz/fuzz_engine -runs=$(FUZZ_RUNS) -max_len=2048 -seed=1 $(BUILD)/fuzz/corpus-engine
-	@echo "fuzz: $(FUZZ_RUNS) inputs each, no crash"
+	FUZZ_RUNS=$(FUZZ_RUNS) BUILD=$(BUILD) tests/fuzz/run.sh
 
 # The main job, until the Slurm demo exists: the policy comparison.
 demo: $(SIM_BIN)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for FUZZ_RUNS inputs (0: until interrupted) from
+# its seed corpus. `make fuzz FUZZ_RUNS=0` is the long run; see README.
+set -euo pipefail
+build=${BUILD:-build}
+runs=${FUZZ_RUNS:-20000}
+declare -A seeds=([fuzz_trace]=examples/traces [fuzz_config]=tests/fuzz/corpus-config)
+for bin in "$build"/fuzz/fuzz_*; do
+	name=$(basename "$bin")
+	[ -x "$bin" ] || continue
+	corpus=$build/fuzz/corpus-$name
+	mkdir -p "$corpus"
+	"$bin" -runs="$runs" -max_len=4096 -seed=1 -print_final_stats=1 "$corpus" ${seeds[$name]:-} 2>"$build/fuzz/$name.log" ||
+		{ echo "$name: crash; see $build/fuzz/$name.log and the crash-* file"; tail -30 "$build/fuzz/$name.log"; exit 1; }
+	echo "$name: $(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/fuzz/$name.log" | awk '{print $2}') inputs, no crash"
+done
