@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <deque>
 
 #include "common/atomic_file.hpp"
@@ -50,40 +51,36 @@ public:
 				self->queue(std::move(b));
 		};
 		daemon_.attach(session_);
-		read_header();
+		read();
 	}
 
 private:
-	void read_header()
+	// Reads whatever has arrived and handles every whole frame in it: one
+	// wakeup per batch, not two per frame.
+	void read()
 	{
 		auto self = shared_from_this();
-		asio::async_read(sock_, asio::buffer(&frame_.hdr, sizeof frame_.hdr),
-				 [self](const boost::system::error_code &ec, std::size_t) {
-					 if (ec)
-						 return self->close();
-					 if (auto why = proto::check_header(self->frame_.hdr)) {
-						 GOS_LOG(log::warning, "pid " << self->session_.peer.pid
-									      << " sent a bad frame (" << *why << "); disconnected");
-						 return self->close();
-					 }
-					 self->frame_.payload.resize(self->frame_.hdr.length);
-					 self->read_payload();
-				 });
-	}
-
-	void read_payload()
-	{
-		auto self = shared_from_this();
-		asio::async_read(sock_, asio::buffer(frame_.payload), [self](const boost::system::error_code &ec, std::size_t) {
+		sock_.async_read_some(asio::buffer(buf_), [self](const boost::system::error_code &ec, std::size_t n) {
 			if (ec)
 				return self->close();
-			if (self->frame_.hdr.type >= GOS_WIRE_REPLY) {
-				GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a non-request; disconnected");
+			self->decoder_.feed(self->buf_.data(), n);
+			while (!self->closed_) {
+				auto f = self->decoder_.next();
+				if (!f)
+					break;
+				if (f->hdr.type >= GOS_WIRE_REPLY) {
+					GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a non-request; disconnected");
+					return self->close();
+				}
+				self->daemon_.handle(self->session_, *f);
+			}
+			if (self->decoder_.failed()) {
+				GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a bad frame ("
+							     << self->decoder_.error() << "); disconnected");
 				return self->close();
 			}
-			self->daemon_.handle(self->session_, self->frame_);
 			if (!self->closed_)
-				self->read_header();
+				self->read();
 		});
 	}
 
@@ -129,7 +126,8 @@ private:
 	local::socket sock_;
 	Daemon &daemon_;
 	Session session_;
-	proto::Frame frame_;
+	std::array<std::uint8_t, 65536> buf_;
+	proto::Decoder decoder_;
 	std::deque<proto::Bytes> out_;
 	std::size_t queued_ = 0;
 	bool writing_ = false, closed_ = false;
