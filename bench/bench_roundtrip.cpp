@@ -2,6 +2,7 @@
 // the same bytes, measured in the same run. Starts a real gpuoversubd with a
 // simulated GPU; needs root (it registers itself as a job's task).
 // Usage: bench_roundtrip [--results FILE] [--daemon PATH]
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -130,6 +132,8 @@ int main(int argc, char **argv)
 	}
 	pid_t child = ::fork();
 	if (child == 0) {
+		int log = ::open((dir + "/daemon.log").c_str(), O_WRONLY | O_CREAT, 0644);
+		::dup2(log, 2);
 		::execl(daemon.c_str(), daemon.c_str(), "-c", (dir + "/gpuoversub.yaml").c_str(), nullptr);
 		std::perror("exec gpuoversubd");
 		::_exit(127);
@@ -166,7 +170,11 @@ int main(int argc, char **argv)
 		double ours = median(t), base = echo_us(reps);
 		char row[512];
 		std::ostringstream s;
-		s << "## Agent-to-daemon round trip\n\n"
+		char day[32];
+		std::time_t now = std::time(nullptr);
+		std::strftime(day, sizeof day, "%Y-%m-%d", std::gmtime(&now));
+		s << "## Agent-to-daemon round trip, " << day << "\n\n"
+		  << "Machine: " << std::thread::hardware_concurrency() << " CPUs (the engine section names the model). "
 		  << "Real gpuoversubd (userspace engine, simulated GPU), 2 MiB allocations, " << reps << " round trips; medians.\n\n"
 		  << "| Measure | Figure | Baseline in the same run | Ratio | Target |\n|---|---|---|---|---|\n";
 		std::snprintf(row, sizeof row, "| Alloc round trip | %.1f us | %.1f us Unix-socket echo of the same bytes | %.2fx | <= 15 us: %s |\n\n",
