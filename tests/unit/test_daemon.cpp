@@ -307,3 +307,55 @@ BOOST_AUTO_TEST_CASE(bad_policies_are_refused_at_start_and_on_reload)
 	BOOST_TEST(eventually([&] { return d.log().find("reload: keeping the running policy") != std::string::npos; }));
 	BOOST_TEST(d.tenant(1)["weight"] == 3.0);
 }
+
+// gBalloon: a job whose agent stops reporting GPU activity is judged idle
+// and its weight lowered; activity restores it. This test process is the
+// agent of job 1.
+BOOST_AUTO_TEST_CASE(an_idle_job_is_ballooned_down_and_restored)
+{
+	DaemonUnderTest d("balloon: {period: 100ms, low: 0.3, high: 0.6, idle_weight: 0.25}\n");
+	d.register_step(1);
+	d.register_task(1, ::getpid());
+	gos::proto::Client me(d.socket);
+	gos_req_hello h{static_cast<std::uint32_t>(::getpid()), 0, 0, 1, 1};
+	BOOST_REQUIRE_EQUAL(me.call(GOS_REQ_HELLO, h).status, 0);
+	gos_req_alloc a{0, 8, 0, 0, 100 * MiB};
+	BOOST_REQUIRE_EQUAL(me.call(GOS_REQ_ALLOC, a).status, 0);
+	auto busy_for = [&](std::chrono::milliseconds span) {
+		auto end = std::chrono::steady_clock::now() + span;
+		while (std::chrono::steady_clock::now() < end) {
+			gos_req_activity act{0, 10};
+			BOOST_REQUIRE_EQUAL(me.call(GOS_REQ_ACTIVITY, act).status, 0);
+			std::this_thread::sleep_for(std::chrono::milliseconds(30));
+		}
+	};
+	busy_for(std::chrono::milliseconds(1000));
+	BOOST_TEST(d.tenant(1)["idle"] == false);
+	BOOST_TEST(d.tenant(1)["weight"] == 1.0);
+	BOOST_TEST(eventually([&] { return d.tenant(1)["idle"] == true; }, std::chrono::seconds(3)));
+	BOOST_TEST(d.tenant(1)["weight"] == 0.25);
+	busy_for(std::chrono::milliseconds(1000));
+	BOOST_TEST(d.tenant(1)["idle"] == false);
+	BOOST_TEST(d.tenant(1)["weight"] == 1.0);
+	gos_req_activity wrong{3, 1};
+	BOOST_TEST(me.call(GOS_REQ_ACTIVITY, wrong).status == -EINVAL);
+}
+
+BOOST_AUTO_TEST_CASE(the_prometheus_textfile_is_written)
+{
+	DaemonUnderTest probe("", false);
+	std::string file = probe.dir + "/metrics.prom";
+	DaemonUnderTest d("exporter: {textfile: " + file + ", period: 100ms}\n");
+	d.register_step(3);
+	auto a = agent(d, 3, {{64 * MiB}});
+	a->wait_for("alloc");
+	BOOST_REQUIRE(eventually([&] {
+		std::stringstream ss;
+		ss << std::ifstream(file).rdbuf();
+		return ss.str().find("gpuoversub_job_resident_bytes{job=\"3\",gpu=\"0\"} 67108864") != std::string::npos;
+	}));
+	std::stringstream ss;
+	ss << std::ifstream(file).rdbuf();
+	BOOST_TEST(ss.str().find("gpuoversub_gpu_capacity_bytes{gpu=\"0\"} 1073741824") != std::string::npos);
+	BOOST_TEST(ss.str().find("# TYPE gpuoversub_gpu_capacity_bytes gauge") != std::string::npos);
+}
