@@ -86,12 +86,7 @@ void Daemon::detach(Session &s)
 	engine_->client_exit(s.client);
 	auto it = jobs_.find(s.job);
 	if (it != jobs_.end()) {
-		RankStats &r = it->second.rank(s.stats.rank, s.stats.pid);
-		r.allocs += s.stats.allocs;
-		r.bytes_allocated += s.stats.bytes_allocated;
-		r.bytes_evicted += s.stats.bytes_evicted;
-		r.bytes_returned += s.stats.bytes_returned;
-		r.advice += s.stats.advice;
+		it->second.rank(s.stats.rank, s.stats.pid).add(s.stats);
 	}
 	s.client = 0;
 	flush_orders();		// returns for whoever was squeezed by this process
@@ -478,14 +473,8 @@ Job Daemon::folded(const Job &job)
 	for (std::size_t i = 0; i < copy.gpus.size(); i++)
 		copy.gpus[i].base.add(live[i]);
 	for (const auto &[id, s] : sessions_)
-		if (s->client && s->job == job.id) {
-			RankStats &r = copy.rank(s->stats.rank, s->stats.pid);
-			r.allocs += s->stats.allocs;
-			r.bytes_allocated += s->stats.bytes_allocated;
-			r.bytes_evicted += s->stats.bytes_evicted;
-			r.bytes_returned += s->stats.bytes_returned;
-			r.advice += s->stats.advice;
-		}
+		if (s->client && s->job == job.id)
+			copy.rank(s->stats.rank, s->stats.pid).add(s->stats);
 	return copy;
 }
 

@@ -53,6 +53,15 @@ void CounterBase::add(const gos_tenant_stats &st)
 	peak_host = std::max(peak_host, st.peak_host);
 }
 
+void RankStats::add(const RankStats &o)
+{
+	allocs += o.allocs;
+	bytes_allocated += o.bytes_allocated;
+	bytes_evicted += o.bytes_evicted;
+	bytes_returned += o.bytes_returned;
+	advice += o.advice;
+}
+
 RankStats &Job::rank(int r, pid_t pid)
 {
 	for (auto &rs : ranks)
@@ -64,28 +73,6 @@ RankStats &Job::rank(int r, pid_t pid)
 
 namespace {
 
-nlohmann::json base_json(const CounterBase &b)
-{
-	return {{"bytes_evicted", b.bytes_evicted}, {"evictions", b.evictions}, {"bytes_returned", b.bytes_returned},
-		{"returns", b.returns}, {"bytes_host_placed", b.bytes_host_placed}, {"oversub_ns", b.oversub_ns},
-		{"throttle_events", b.throttle_events}, {"peak_resident", b.peak_resident}, {"peak_host", b.peak_host}};
-}
-
-CounterBase base_from(const nlohmann::json &j)
-{
-	CounterBase b;
-	b.bytes_evicted = j.at("bytes_evicted");
-	b.evictions = j.at("evictions");
-	b.bytes_returned = j.at("bytes_returned");
-	b.returns = j.at("returns");
-	b.bytes_host_placed = j.at("bytes_host_placed");
-	b.oversub_ns = j.at("oversub_ns");
-	b.throttle_events = j.at("throttle_events");
-	b.peak_resident = j.at("peak_resident");
-	b.peak_host = j.at("peak_host");
-	return b;
-}
-
 double lookup(const std::map<std::string, double> &table, const std::string &key, double fallback)
 {
 	auto it = table.find(key);
@@ -96,16 +83,13 @@ double lookup(const std::map<std::string, double> &table, const std::string &key
 
 nlohmann::json to_json(const Job &job)
 {
-	nlohmann::json gpus = nlohmann::json::array(), ranks = nlohmann::json::array();
+	nlohmann::json gpus = nlohmann::json::array();
 	for (const auto &g : job.gpus)
-		gpus.push_back({{"node_gpu", g.node_gpu}, {"base", base_json(g.base)}});
-	for (const auto &r : job.ranks)
-		ranks.push_back({{"rank", r.rank}, {"pid", r.pid}, {"allocs", r.allocs}, {"bytes_allocated", r.bytes_allocated},
-				 {"bytes_evicted", r.bytes_evicted}, {"bytes_returned", r.bytes_returned}, {"advice", r.advice}});
+		gpus.push_back({{"node_gpu", g.node_gpu}, {"base", g.base}});
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
 		{"steps", job.steps}, {"pids", job.pids}, {"started", job.started}, {"ended", job.ended},
-		{"latency_buckets", job.latency.buckets}, {"ranks", ranks}, {"advice_events", job.advice_events}};
+		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events}};
 }
 
 Job job_from_json(const nlohmann::json &j)
@@ -123,7 +107,7 @@ Job job_from_json(const nlohmann::json &j)
 	for (const auto &g : j.at("gpus")) {
 		JobGpu jg;
 		jg.node_gpu = g.at("node_gpu");
-		jg.base = base_from(g.at("base"));
+		jg.base = g.at("base").get<CounterBase>();
 		job.gpus.push_back(jg);
 	}
 	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
@@ -131,17 +115,7 @@ Job job_from_json(const nlohmann::json &j)
 	job.started = j.at("started");
 	job.ended = j.at("ended");
 	job.latency.buckets = j.at("latency_buckets");
-	for (const auto &r : j.at("ranks")) {
-		RankStats rs;
-		rs.rank = r.at("rank");
-		rs.pid = r.at("pid");
-		rs.allocs = r.at("allocs");
-		rs.bytes_allocated = r.at("bytes_allocated");
-		rs.bytes_evicted = r.at("bytes_evicted");
-		rs.bytes_returned = r.at("bytes_returned");
-		rs.advice = r.at("advice");
-		job.ranks.push_back(rs);
-	}
+	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");
 	return job;
 }

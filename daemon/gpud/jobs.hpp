@@ -33,7 +33,9 @@ struct RankStats {
 	int rank = -1;
 	pid_t pid = 0;
 	std::uint64_t allocs = 0, bytes_allocated = 0, bytes_evicted = 0, bytes_returned = 0, advice = 0;
+	void add(const RankStats &o);	// counters only
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankStats, rank, pid, allocs, bytes_allocated, bytes_evicted, bytes_returned, advice)
 
 // Engine counters carried over from before a daemon restart.
 struct CounterBase {
@@ -41,6 +43,8 @@ struct CounterBase {
 	std::uint64_t oversub_ns = 0, throttle_events = 0, peak_resident = 0, peak_host = 0;
 	void add(const gos_tenant_stats &st);	// folds live counters in
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterBase, bytes_evicted, evictions, bytes_returned, returns, bytes_host_placed,
+				   oversub_ns, throttle_events, peak_resident, peak_host)
 
 struct JobGpu {
 	std::uint32_t node_gpu = 0;

@@ -26,7 +26,7 @@ std::string iso_time(std::int64_t t)
 
 nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
 {
-	nlohmann::json per_gpu = nlohmann::json::array(), ranks = nlohmann::json::array();
+	nlohmann::json per_gpu = nlohmann::json::array();
 	CounterBase total;
 	std::uint64_t peak_device = 0, peak_host = 0;
 	for (std::size_t i = 0; i < job.gpus.size(); i++) {
@@ -54,9 +54,6 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		peak_device += c.peak_resident;
 		peak_host += c.peak_host;
 	}
-	for (const auto &r : job.ranks)
-		ranks.push_back({{"rank", r.rank}, {"pid", r.pid}, {"allocs", r.allocs}, {"bytes_allocated", r.bytes_allocated},
-				 {"bytes_evicted", r.bytes_evicted}, {"bytes_returned", r.bytes_returned}, {"advice", r.advice}});
 	return {{"job", job.id},
 		{"uid", job.uid},
 		{"partition", job.partition},
@@ -78,7 +75,7 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"throttle_events", total.throttle_events},
 		{"advice_events", job.advice_events},
 		{"gpus", per_gpu},
-		{"ranks", ranks}};
+		{"ranks", job.ranks}};
 }
 
 std::string report_summary(const nlohmann::json &r)
