@@ -45,6 +45,16 @@ UNIT_SUPPORT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRC),$(wil
 
 BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
+# libFuzzer targets (clang-14), each run for a bounded number of inputs
+# from the example traces as seeds. FUZZ_RUNS=0 runs until interrupted.
+FUZZ_RUNS ?= 20000
+FUZZ_CXX ?= clang++-14
+FUZZ_CC ?= clang-14
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp \
+	daemon/proto/wire.cpp daemon/config/config.cpp
+FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
+
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo fuzz
@@ -117,16 +127,6 @@ install: all
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \
 		install -m 0644 $$page $(DESTDIR)$(PREFIX)/share/man/man$$sec/; \
 	done
-
-# libFuzzer targets (clang-14), each run for a bounded number of inputs
-# from the example traces as seeds. FUZZ_RUNS=0 runs until interrupted.
-FUZZ_RUNS ?= 20000
-FUZZ_CXX ?= clang++-14
-FUZZ_CC ?= clang-14
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp \
-	daemon/proto/wire.cpp daemon/config/config.cpp
-FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
 $(BUILD)/fuzz/%.o: %.c
 	@mkdir -p $(@D)

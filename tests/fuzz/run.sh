@@ -4,10 +4,13 @@
 set -euo pipefail
 build=${BUILD:-build}
 runs=${FUZZ_RUNS:-20000}
+shopt -s nullglob
+bins=("$build"/fuzz/fuzz_*)
+[ ${#bins[@]} -gt 0 ] || { echo "no fuzz targets in $build/fuzz; build them with make"; exit 1; }
 declare -A seeds=([fuzz_trace]=examples/traces [fuzz_config]=tests/fuzz/corpus-config)
-for bin in "$build"/fuzz/fuzz_*; do
+for bin in "${bins[@]}"; do
 	name=$(basename "$bin")
-	[ -x "$bin" ] || continue
+	[[ -x $bin && $name != *.log ]] || continue
 	corpus=$build/fuzz/corpus-$name
 	mkdir -p "$corpus"
 	"$bin" -runs="$runs" -max_len=4096 -seed=1 -print_final_stats=1 "$corpus" ${seeds[$name]:-} 2>"$build/fuzz/$name.log" ||
