@@ -48,16 +48,9 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend
 	jobs_ = store_.load_all(problems);
 	for (const auto &p : problems)
 		GOS_LOG(log::error, "state: " << p);
-	for (auto it = jobs_.begin(); it != jobs_.end();) {
-		// A job that ended while its report could not be written.
-		if (it->second.ended) {
-			finish_job(it->second);
-			it = jobs_.erase(it);
-		} else {
-			++it;
-		}
-	}
 	for (auto &[id, job] : jobs_) {
+		if (job.ended)
+			continue;	// report pending: persist_tick retries it
 		bool fits = std::all_of(job.gpus.begin(), job.gpus.end(),
 					[&](const JobGpu &g) { return g.node_gpu < discovery_.gpus.size(); });
 		if (!fits) {
@@ -355,6 +348,8 @@ Daemon::Reply Daemon::step_register(Session &s, const proto::Frame &f)
 		job.started = unix_now();
 	} else if (job.uid != req.uid) {
 		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
+	} else if (job.ended) {
+		return {-EBUSY, "job " + std::to_string(req.job_id) + " ended and its report is still pending", {}};
 	}
 	for (std::uint32_t i = 0; i < req.ngpus; i++)
 		if (std::none_of(job.gpus.begin(), job.gpus.end(), [&](auto &g) { return g.node_gpu == req.gpus[i]; }))
@@ -383,8 +378,8 @@ Daemon::Reply Daemon::step_end(Session &s, const proto::Frame &f)
 	if (it == jobs_.end() || !it->second.steps.erase(req.step_id))
 		return {-ENOENT, "no step " + std::to_string(req.step_id) + " of job " + std::to_string(req.job_id), {}};
 	if (it->second.steps.empty()) {
-		finish_job(it->second);
-		jobs_.erase(it);
+		if (finish_job(it->second))
+			jobs_.erase(it);
 	} else {
 		save(it->second);
 	}
@@ -496,40 +491,43 @@ void Daemon::save(const Job &job)
 	}
 }
 
-void Daemon::finish_job(Job &job)
+// Ends a job: releases its processes and tenants once, then writes its
+// report. A report that cannot be written (full disk, say) keeps the job
+// as "ended, report pending"; persist_tick retries, so nothing is lost.
+bool Daemon::finish_job(Job &job)
 {
-	// Processes of a finished job are gone or going; release what they hold.
-	for (auto [id, s] : std::map<std::uint32_t, Session *>(sessions_))
-		if (s->client && s->job == job.id) {
-			detach(*s);
-			attach(*s);	// the connection stays; its process is done
-			s->job = 0;
+	if (!job.ended) {
+		// Processes of a finished job are gone or going; release them.
+		for (auto [id, s] : std::map<std::uint32_t, Session *>(sessions_))
+			if (s->client && s->job == job.id) {
+				detach(*s);
+				attach(*s);	// the connection stays; its process is done
+				s->job = 0;
+			}
+		job = folded(job);	// live counters into the record, for good
+		std::set<std::uint32_t> gpus;
+		for (auto &g : job.gpus) {
+			if (g.tenant && engine_->tenant_destroy(g.tenant) == 0)
+				tenant_owner_.erase(g.tenant);
+			g.tenant = 0;	// no longer counted by apply_policy
+			gpus.insert(g.node_gpu);
 		}
-	job.ended = unix_now();
-	nlohmann::json rep = build_report(folded(job), {}, discovery_.gpus);
+		for (auto g : gpus)
+			apply_policy(g);
+		job.ended = unix_now();
+	}
+	nlohmann::json rep = build_report(job, {}, discovery_.gpus);
 	try {
 		write_report(cfg_.report_dir, rep, cfg_.report_summary);
-		store_.remove(job.id);
-		saved_.erase(job.id);
 	} catch (const std::exception &e) {
-		// Keep the state record so nothing is lost; an admin can retry.
-		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what()
-						     << "; its record stays in " << cfg_.state_dir);
+		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
 		save(job);
+		return false;
 	}
+	store_.remove(job.id);
+	saved_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));
-	for (auto &g : job.gpus) {
-		if (g.tenant && engine_->tenant_destroy(g.tenant) == 0)
-			tenant_owner_.erase(g.tenant);
-		g.tenant = 0;
-	}
-	std::set<std::uint32_t> gpus;
-	for (auto &g : job.gpus)
-		gpus.insert(g.node_gpu);
-	std::uint64_t id = job.id;
-	jobs_.at(id).gpus.clear();	// not counted by apply_policy any more
-	for (auto g : gpus)
-		apply_policy(g);
+	return true;
 }
 
 void Daemon::flush_orders()
@@ -624,8 +622,14 @@ void Daemon::usage_tick()
 
 void Daemon::persist_tick()
 {
-	for (const auto &[id, job] : jobs_)
-		save(job);
+	for (auto it = jobs_.begin(); it != jobs_.end();) {
+		if (it->second.ended && finish_job(it->second)) {
+			it = jobs_.erase(it);
+			continue;
+		}
+		save(it->second);
+		++it;
+	}
 }
 
 void Daemon::export_tick()
@@ -751,7 +755,8 @@ nlohmann::json Daemon::jobs_json()
 		}
 		out.push_back({{"job", id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 			       {"qos", job.qos}, {"steps", job.steps.size()}, {"tasks", job.pids.size()}, {"gpus", gpus},
-			       {"resident", resident}, {"host", host}, {"started", job.started}});
+			       {"resident", resident}, {"host", host}, {"started", job.started},
+			       {"report_pending", job.ended != 0}});
 	}
 	return out;
 }

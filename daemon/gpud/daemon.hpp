@@ -80,7 +80,7 @@ private:
 	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;
 	void ensure_tenants(Job &job);
 	void apply_policy(std::uint32_t node_gpu);
-	void finish_job(Job &job);
+	bool finish_job(Job &job);
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
 	Job folded(const Job &job);	// a copy with live counters folded in
 	void save(const Job &job);

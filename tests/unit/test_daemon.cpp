@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,4 +359,40 @@ BOOST_AUTO_TEST_CASE(the_prometheus_textfile_is_written)
 	ss << std::ifstream(file).rdbuf();
 	BOOST_TEST(ss.str().find("gpuoversub_gpu_capacity_bytes{gpu=\"0\"} 1073741824") != std::string::npos);
 	BOOST_TEST(ss.str().find("# TYPE gpuoversub_gpu_capacity_bytes gauge") != std::string::npos);
+}
+
+// A full disk at job end: the daemon keeps serving, keeps the job as
+// "report pending", and writes the report once space returns.
+BOOST_AUTO_TEST_CASE(a_full_disk_delays_the_report_and_loses_nothing)
+{
+	DaemonUnderTest d("", false);
+	::mkdir(d.report_dir.c_str(), 0755);
+	std::string mount = "mount -t tmpfs -o size=64k gos-test " + d.report_dir;
+	BOOST_REQUIRE_MESSAGE(std::system(mount.c_str()) == 0, "needs root to mount a small tmpfs");
+	struct Unmount {
+		std::string dir;
+		~Unmount() { std::system(("umount " + dir).c_str()); }
+	} unmount{d.report_dir};
+	BOOST_REQUIRE_EQUAL(std::system(("dd if=/dev/zero of=" + d.report_dir + "/filler bs=4k count=64 2>/dev/null").c_str()) >> 8, 1);
+	d.start();
+	d.register_step(5);
+	auto a = agent(d, 5, {{100 * MiB}});
+	a->wait_for("alloc");
+	a->stop();
+	d.end_step(5);
+	BOOST_TEST(d.log().find("report for job 5 not written") != std::string::npos);
+	json jobs = d.ask(GOS_REQ_JOBS);
+	BOOST_REQUIRE_EQUAL(jobs.size(), 1u);
+	BOOST_TEST(jobs[0]["report_pending"] == true);
+	BOOST_TEST(d.status()["gpus"][0]["tenants"].empty());	// its memory is free
+	gos_req_step again{};
+	again.job_id = 5;
+	again.ngpus = 1;
+	std::string why;
+	BOOST_TEST(d.request(GOS_REQ_STEP_REGISTER, &again, sizeof again, &why) == -EBUSY);
+	::unlink((d.report_dir + "/filler").c_str());
+	BOOST_REQUIRE(eventually([&] { return d.ask(GOS_REQ_JOBS).empty(); }, std::chrono::seconds(5)));
+	std::ifstream in(d.report_dir + "/job-5.json");
+	BOOST_REQUIRE(in);
+	BOOST_TEST(json::parse(in)["peak_device_bytes"] == 100 * MiB);
 }
