@@ -3,7 +3,7 @@
 #include <sys/socket.h>
 
 #include <fstream>
-#include <regex>
+#include <cctype>
 #include <sstream>
 #include <string>
 
@@ -39,12 +39,16 @@ std::optional<pid_t> parent_of(pid_t pid, const char *proc_root)
 std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root)
 {
 	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/cgroup");
-	static const std::regex job("/job_([0-9]{1,19})(/|$)");
 	std::string line;
 	while (std::getline(in, line)) {
-		std::smatch m;
-		if (std::regex_search(line, m, job))
-			return std::stoull(m[1]);
+		// A path component "job_<digits>", as Slurm's cgroup plugins make.
+		for (auto at = line.find("/job_"); at != std::string::npos; at = line.find("/job_", at + 1)) {
+			std::size_t start = at + 5, end = start;
+			while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end])))
+				end++;
+			if (end > start && end - start <= 19 && (end == line.size() || line[end] == '/'))
+				return std::stoull(line.substr(start, end - start));
+		}
 	}
 	return std::nullopt;
 }
