@@ -123,7 +123,7 @@ std::optional<std::uint64_t> Daemon::job_of_pid(pid_t pid) const
 	std::optional<std::uint64_t> found;
 	auto known = [&](pid_t p) {
 		for (const auto &[id, job] : jobs_)
-			if (job.pids.count(p)) {
+			if (!job.ended && job.pids.count(p)) {
 				found = id;
 				return true;
 			}
@@ -134,7 +134,7 @@ std::optional<std::uint64_t> Daemon::job_of_pid(pid_t pid) const
 	// Slurm's cgroup plugin puts every task under .../job_<id>/, which a
 	// process cannot leave by itself.
 	auto cg = cgroup_job_of(pid);
-	if (cg && jobs_.count(*cg))
+	if (cg && jobs_.count(*cg) && !jobs_.at(*cg).ended)
 		return cg;
 	return std::nullopt;
 }
