@@ -336,17 +336,21 @@ void Replayer::set_external(const Event &ev)
 
 void Replayer::apply(const Event &ev)
 {
+	// GPU-wide events name no tenant, and a trace may have none at all.
+	if (ev.op == Op::capacity || ev.op == Op::external) {
+		if (ev.op == Op::capacity)
+			capacity_now_ = opt_.capacity ? opt_.capacity : ev.size;
+		else
+			external_now_ = ev.size;
+		set_external(ev);
+		return;
+	}
 	SimTenant &st = tenants_[ev.tenant];
 	int err = 0;
 	switch (ev.op) {
 	case Op::capacity:
-		capacity_now_ = opt_.capacity ? opt_.capacity : ev.size;
-		set_external(ev);
-		break;
 	case Op::external:
-		external_now_ = ev.size;
-		set_external(ev);
-		break;
+		break;	// handled above
 	case Op::weight:
 		st.weight = static_cast<std::uint32_t>(ev.size);
 		if (st.joined && policy_.weighted)

@@ -114,6 +114,19 @@ BOOST_AUTO_TEST_CASE(bad_lines_name_file_line_and_reason)
 	BOOST_CHECK_THROW(load_trace("/nonexistent/trace.csv"), TraceError);
 }
 
+// Found by fuzz_trace: a trace of GPU-wide lines only, with no tenant.
+BOOST_AUTO_TEST_CASE(a_trace_without_tenants_replays)
+{
+	std::istringstream in("0,,capacity,16G\n1,,external,1G\n2,,capacity,8G\n");
+	Trace t = parse_trace(in, "gpu-only.csv");
+	Options opt;
+	for (const Policy &p : policies(opt)) {
+		auto r = replay(t, p, opt);
+		BOOST_TEST(r.tenants.empty());
+		BOOST_TEST(r.bytes_moved == 0u);
+	}
+}
+
 BOOST_AUTO_TEST_CASE(replay_needs_a_capacity)
 {
 	std::istringstream in("0,a,alloc,1G,,b\n");
