@@ -87,28 +87,38 @@ void Daemon::detach(Session &s)
 
 void Daemon::handle(Session &s, const proto::Frame &f)
 {
-	static const std::map<std::uint16_t, Handler> handlers = {
-		{GOS_REQ_HELLO, &Daemon::hello},
-		{GOS_REQ_ALLOC, &Daemon::alloc},
-		{GOS_REQ_FREE, &Daemon::free_buffer},
-		{GOS_REQ_SET_PRIORITY, &Daemon::set_priority},
-		{GOS_REQ_ORDER_DONE, &Daemon::order_done},
-		{GOS_REQ_ACTIVITY, &Daemon::activity},
-		{GOS_REQ_STATS, &Daemon::stats},
-		{GOS_REQ_STATUS, &Daemon::status},
-		{GOS_REQ_JOBS, &Daemon::jobs},
-		{GOS_REQ_REPORT, &Daemon::report},
-		{GOS_REQ_STEP_REGISTER, &Daemon::step_register},
-		{GOS_REQ_STEP_END, &Daemon::step_end},
-		{GOS_REQ_TASK_REGISTER, &Daemon::task_register},
+	// Who may ask is decided here, once, before any handler runs.
+	enum class Caller { anyone, agent, root };
+	struct Route {
+		Handler fn;
+		Caller who;
+	};
+	static const std::map<std::uint16_t, Route> routes = {
+		{GOS_REQ_HELLO, {&Daemon::hello, Caller::anyone}},
+		{GOS_REQ_ALLOC, {&Daemon::alloc, Caller::agent}},
+		{GOS_REQ_FREE, {&Daemon::free_buffer, Caller::agent}},
+		{GOS_REQ_SET_PRIORITY, {&Daemon::set_priority, Caller::agent}},
+		{GOS_REQ_ORDER_DONE, {&Daemon::order_done, Caller::agent}},
+		{GOS_REQ_ACTIVITY, {&Daemon::activity, Caller::agent}},
+		{GOS_REQ_STATS, {&Daemon::stats, Caller::agent}},
+		{GOS_REQ_STATUS, {&Daemon::status, Caller::anyone}},
+		{GOS_REQ_JOBS, {&Daemon::jobs, Caller::anyone}},
+		{GOS_REQ_REPORT, {&Daemon::report, Caller::anyone}},
+		{GOS_REQ_STEP_REGISTER, {&Daemon::step_register, Caller::root}},
+		{GOS_REQ_STEP_END, {&Daemon::step_end, Caller::root}},
+		{GOS_REQ_TASK_REGISTER, {&Daemon::task_register, Caller::root}},
 	};
 	Reply r;
-	auto h = handlers.find(f.hdr.type);
-	if (h == handlers.end()) {
+	auto route = routes.find(f.hdr.type);
+	if (route == routes.end()) {
 		r = {-EINVAL, "not a request", {}};
+	} else if (route->second.who == Caller::root && s.peer.uid != 0) {
+		r = {-EPERM, "registering and ending steps and tasks is for root (the SPANK plugin)", {}};
+	} else if (route->second.who == Caller::agent && !s.client) {
+		r = {-EPERM, "say hello first", {}};
 	} else {
 		try {
-			r = (this->*h->second)(s, f);
+			r = (this->*route->second.fn)(s, f);
 		} catch (const std::exception &e) {
 			GOS_LOG(log::error, "request " << f.hdr.type << " from pid " << s.peer.pid << " failed: " << e.what());
 			r = {-EIO, e.what(), {}};
@@ -177,8 +187,6 @@ Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
 	gos_req_alloc req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	Job &job = jobs_.at(s.job);
 	if (req.gpu >= job.gpus.size())
 		return {-EINVAL, "GPU " + std::to_string(req.gpu) + " is not one of the job's " +
@@ -224,8 +232,6 @@ Daemon::Reply Daemon::free_buffer(Session &s, const proto::Frame &f)
 	gos_req_buffer req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	int err = engine_->free(s.client, req.buffer);
 	return {err, err ? "no such buffer of this process" : "", {}};
 }
@@ -235,8 +241,6 @@ Daemon::Reply Daemon::set_priority(Session &s, const proto::Frame &f)
 	gos_req_priority req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	int err = engine_->set_priority(s.client, req.buffer, req.offset, req.length, req.priority);
 	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
 }
@@ -246,8 +250,6 @@ Daemon::Reply Daemon::order_done(Session &s, const proto::Frame &f)
 	gos_req_order_done req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	int err = engine_->order_done(s.client, req.order, req.ok != 0);
 	auto it = s.orders.find(req.order);
 	if (it != s.orders.end()) {
@@ -264,8 +266,6 @@ Daemon::Reply Daemon::activity(Session &s, const proto::Frame &f)
 	gos_req_activity req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	Job &job = jobs_.at(s.job);
 	if (req.gpu >= job.gpus.size())
 		return {-EINVAL, "not one of the job's GPUs", {}};
@@ -276,8 +276,6 @@ Daemon::Reply Daemon::activity(Session &s, const proto::Frame &f)
 
 Daemon::Reply Daemon::stats(Session &s, const proto::Frame &)
 {
-	if (!s.client)
-		return {-EPERM, "say hello first", {}};
 	Job &job = jobs_.at(s.job);
 	return {0, {}, build_report(folded(job), {}, discovery_.gpus).dump()};
 }
@@ -314,10 +312,8 @@ Daemon::Reply Daemon::report(Session &s, const proto::Frame &f)
 	return {0, {}, j.dump()};
 }
 
-Daemon::Reply Daemon::step_register(Session &s, const proto::Frame &f)
+Daemon::Reply Daemon::step_register(Session &, const proto::Frame &f)
 {
-	if (s.peer.uid != 0)
-		return {-EPERM, "registering steps is for root (the SPANK plugin)", {}};
 	gos_req_step req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
@@ -367,16 +363,26 @@ Daemon::Reply Daemon::step_register(Session &s, const proto::Frame &f)
 	return {};
 }
 
-Daemon::Reply Daemon::step_end(Session &s, const proto::Frame &f)
+std::map<std::uint64_t, Job>::iterator Daemon::find_step(std::uint64_t job, std::uint32_t step)
 {
-	if (s.peer.uid != 0)
-		return {-EPERM, "ending steps is for root (the SPANK plugin)", {}};
+	auto it = jobs_.find(job);
+	return it != jobs_.end() && it->second.steps.count(step) ? it : jobs_.end();
+}
+
+Daemon::Reply Daemon::no_step(std::uint64_t job, std::uint32_t step)
+{
+	return {-ENOENT, "no step " + std::to_string(step) + " of job " + std::to_string(job), {}};
+}
+
+Daemon::Reply Daemon::step_end(Session &, const proto::Frame &f)
+{
 	gos_req_step_ref req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	auto it = jobs_.find(req.job_id);
-	if (it == jobs_.end() || !it->second.steps.erase(req.step_id))
-		return {-ENOENT, "no step " + std::to_string(req.step_id) + " of job " + std::to_string(req.job_id), {}};
+	auto it = find_step(req.job_id, req.step_id);
+	if (it == jobs_.end())
+		return no_step(req.job_id, req.step_id);
+	it->second.steps.erase(req.step_id);
 	if (it->second.steps.empty()) {
 		if (finish_job(it->second))
 			jobs_.erase(it);
@@ -386,16 +392,14 @@ Daemon::Reply Daemon::step_end(Session &s, const proto::Frame &f)
 	return {};
 }
 
-Daemon::Reply Daemon::task_register(Session &s, const proto::Frame &f)
+Daemon::Reply Daemon::task_register(Session &, const proto::Frame &f)
 {
-	if (s.peer.uid != 0)
-		return {-EPERM, "registering tasks is for root (the SPANK plugin)", {}};
 	gos_req_task req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	auto it = jobs_.find(req.job_id);
-	if (it == jobs_.end() || !it->second.steps.count(req.step_id))
-		return {-ENOENT, "no step " + std::to_string(req.step_id) + " of job " + std::to_string(req.job_id), {}};
+	auto it = find_step(req.job_id, req.step_id);
+	if (it == jobs_.end())
+		return no_step(req.job_id, req.step_id);
 	if (req.pid <= 1)
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task", {}};
 	it->second.pids.insert(static_cast<pid_t>(req.pid));

@@ -78,6 +78,8 @@ private:
 	Reply task_register(Session &s, const proto::Frame &f);
 
 	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;
+	std::map<std::uint64_t, Job>::iterator find_step(std::uint64_t job, std::uint32_t step);
+	static Reply no_step(std::uint64_t job, std::uint32_t step);
 	void ensure_tenants(Job &job);
 	void apply_policy(std::uint32_t node_gpu);
 	bool finish_job(Job &job);
