@@ -13,7 +13,9 @@ ifeq ($(SANITIZE),1)
   SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 endif
 
-CPPFLAGS += -MMD -MP -Iinclude -Ikmod/engine
+# cuda.h is only ever included (the driver is opened at run time).
+CUDA_INC ?= /usr/local/cuda/include
+CPPFLAGS += -MMD -MP -Iinclude -Ikmod/engine -isystem $(CUDA_INC)
 CFLAGS_ENGINE := -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow
 CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -Idaemon
@@ -45,6 +47,23 @@ UNIT_SUPPORT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRC),$(wil
 
 BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
+# The agent, preloaded into jobs: position-independent, its own libstdc++,
+# and nothing exported beyond the hook table and the public API.
+AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) daemon/proto/wire.cpp daemon/common/units.cpp
+AGENT_OBJ := $(AGENT_SRC:%.cpp=$(BUILD)/pic/%.o)
+AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
+AGENT_MAP := $(BUILD)/mpi-hooks/agent.map
+ifeq ($(SANITIZE),1)
+  SO_LDFLAGS :=
+else
+  SO_LDFLAGS := -Wl,-z,defs -static-libstdc++ -static-libgcc
+endif
+
+# Test-only fake driver and the programs that run under the agent.
+FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/pic/%.o,$(wildcard tests/fakecuda/*.cpp))
+FAKECUDA_LIB := $(BUILD)/tests/fakecuda/libcuda.so.1
+AGENT_TEST_BIN := $(patsubst tests/agent/%.cpp,$(BUILD)/tests/agent/%,$(wildcard tests/agent/*.cpp))
+
 # libFuzzer targets (clang-14), each run for a bounded number of inputs
 # from the example traces as seeds. FUZZ_RUNS=0 runs until interrupted.
 FUZZ_RUNS ?= 20000
@@ -58,7 +77,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo fuzz
-all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN)
+all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
 	@mkdir -p $(@D)
@@ -67,6 +86,29 @@ $(BUILD)/kmod/%.o: kmod/%.c
 $(BUILD)/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS_ALL) $(BOOST_TEST) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -Idaemon $(CXXFLAGS_ALL) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(AGENT_MAP): mpi-hooks/agent/hooks.def
+	@mkdir -p $(@D)
+	{ echo '{ global:'; sed -n 's/^GOS_HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/\1;/p' $<; \
+	  echo 'dlsym; gpuoversub_*; local: *; };'; } > $@
+
+$(AGENT_LIB): $(AGENT_OBJ) $(AGENT_MAP)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -shared -Wl,-soname,libgpuoversub.so -Wl,--version-script=$(AGENT_MAP) \
+		$(SO_LDFLAGS) $(AGENT_OBJ) -o $@ -ldl -lpthread
+
+$(FAKECUDA_LIB): $(FAKECUDA_OBJ)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $^ -o $@ -lpthread
+	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+$(BUILD)/tests/agent/%: $(BUILD)/tests/agent/%.o $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $< -o $@ -L$(BUILD)/tests/fakecuda -lcuda -ldl -lpthread
 
 $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(@D)
@@ -97,7 +139,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
-check: all $(UNIT_BIN) $(FUZZ_BIN)
+check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN)
 	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats
 
 check-sanitize:

@@ -100,6 +100,8 @@ void Daemon::handle(Session &s, const proto::Frame &f)
 		{GOS_REQ_SET_PRIORITY, {&Daemon::set_priority, Caller::agent}},
 		{GOS_REQ_ORDER_DONE, {&Daemon::order_done, Caller::agent}},
 		{GOS_REQ_ACTIVITY, {&Daemon::activity, Caller::agent}},
+		{GOS_REQ_PLACEMENT, {&Daemon::placement, Caller::agent}},
+		{GOS_REQ_MEMINFO, {&Daemon::meminfo, Caller::agent}},
 		{GOS_REQ_STATS, {&Daemon::stats, Caller::agent}},
 		{GOS_REQ_STATUS, {&Daemon::status, Caller::anyone}},
 		{GOS_REQ_JOBS, {&Daemon::jobs, Caller::anyone}},
@@ -272,6 +274,53 @@ Daemon::Reply Daemon::activity(Session &s, const proto::Frame &f)
 	job.gpus[req.gpu].launches += req.launches;
 	job.gpus[req.gpu].reports_activity = true;
 	return {};
+}
+
+// The wire's placement codes are the engine's chunk states.
+constexpr bool same_code(gos_place p, gos_chunk_state c) { return int(p) == int(c); }
+static_assert(same_code(GOS_PLACE_DEVICE, GOS_CHUNK_DEVICE) && same_code(GOS_PLACE_HOST, GOS_CHUNK_HOST) &&
+	      same_code(GOS_PLACE_EVICTING, GOS_CHUNK_EVICTING) && same_code(GOS_PLACE_RETURNING, GOS_CHUNK_RETURNING) &&
+	      same_code(GOS_PLACE_WAITING, GOS_CHUNK_WAITING));
+
+Daemon::Reply Daemon::placement(Session &s, const proto::Frame &f)
+{
+	gos_req_placement req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!req.count || req.count > GOS_PLACEMENT_MAX)
+		return {-EINVAL, "ask for 1 to " + std::to_string(GOS_PLACEMENT_MAX) + " chunks", {}};
+	std::string states(req.count, '\0');
+	int err = engine_->placement(s.client, req.buffer, req.first, req.count,
+				     reinterpret_cast<std::uint8_t *>(states.data()));
+	if (err == -ENOENT)
+		return {err, "no such buffer of this process", {}};
+	if (err)
+		return {err, "chunks " + std::to_string(req.first) + " + " + std::to_string(req.count) +
+				     " are not all in the buffer", {}};
+	return {0, {}, std::move(states)};
+}
+
+Daemon::Reply Daemon::meminfo(Session &s, const proto::Frame &f)
+{
+	gos_req_meminfo req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	const Job &job = jobs_.at(s.job);
+	if (req.gpu >= job.gpus.size() || req.pad)
+		return {-EINVAL, "not one of the job's GPUs", {}};
+	gos_tenant_stats ts{};
+	gos_gpu_stats gs{};
+	if (int err = engine_->tenant_stats(job.gpus[req.gpu].tenant, ts))
+		return {err, "engine: " + errno_text(err), {}};
+	if (int err = engine_->gpu_stats(job.gpus[req.gpu].node_gpu, gs))
+		return {err, "engine: " + errno_text(err), {}};
+	gos_rep_meminfo rep{};
+	rep.allowed = ts.limit ? ts.limit : gs.capacity;
+	rep.used = ts.demand;
+	rep.entitlement = ts.entitlement;
+	rep.device_bytes = ts.resident;
+	rep.host_bytes = ts.host;
+	return {0, {}, raw(rep)};
 }
 
 Daemon::Reply Daemon::stats(Session &s, const proto::Frame &)

@@ -69,6 +69,8 @@ private:
 	Reply set_priority(Session &s, const proto::Frame &f);
 	Reply order_done(Session &s, const proto::Frame &f);
 	Reply activity(Session &s, const proto::Frame &f);
+	Reply placement(Session &s, const proto::Frame &f);
+	Reply meminfo(Session &s, const proto::Frame &f);
 	Reply stats(Session &s, const proto::Frame &f);
 	Reply status(Session &s, const proto::Frame &f);
 	Reply jobs(Session &s, const proto::Frame &f);

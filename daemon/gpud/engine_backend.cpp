@@ -48,6 +48,11 @@ public:
 	{
 		return gos_set_priority(eng_, c, b, o, l, p);
 	}
+	int placement(std::uint32_t c, std::uint64_t b, std::uint32_t first, std::uint32_t count,
+		      std::uint8_t *states) override
+	{
+		return gos_buffer_placement(eng_, c, b, first, count, states);
+	}
 	int read_messages(std::uint32_t c, gos_message *out, std::uint32_t max) override
 	{
 		return gos_read_messages(eng_, c, out, max);

@@ -31,6 +31,8 @@ public:
 	virtual int free(std::uint32_t client, std::uint64_t buffer) = 0;
 	virtual int set_priority(std::uint32_t client, std::uint64_t buffer, std::uint64_t offset, std::uint64_t length,
 				 std::uint32_t prio) = 0;
+	virtual int placement(std::uint32_t client, std::uint64_t buffer, std::uint32_t first, std::uint32_t count,
+			      std::uint8_t *states) = 0;
 	virtual int read_messages(std::uint32_t client, gos_message *out, std::uint32_t max) = 0;
 	virtual int order_done(std::uint32_t client, std::uint64_t order, bool ok) = 0;
 	virtual int tick() = 0;

@@ -44,6 +44,8 @@ std::optional<std::size_t> request_size(std::uint16_t type)
 	case GOS_REQ_STEP_REGISTER: return sizeof(gos_req_step);
 	case GOS_REQ_STEP_END: return sizeof(gos_req_step_ref);
 	case GOS_REQ_TASK_REGISTER: return sizeof(gos_req_task);
+	case GOS_REQ_PLACEMENT: return sizeof(gos_req_placement);
+	case GOS_REQ_MEMINFO: return sizeof(gos_req_meminfo);
 	case GOS_WIRE_ORDER: return sizeof(gos_wire_order);
 	default: return std::nullopt;
 	}

@@ -38,7 +38,10 @@ enum gos_wire_type {
 	GOS_REQ_STEP_REGISTER = 11,	/* gos_req_step */
 	GOS_REQ_STEP_END = 12,		/* gos_req_step_ref */
 	GOS_REQ_TASK_REGISTER = 13,	/* gos_req_task */
-	GOS_REQ_MAX = 13,
+	/* agents again (added in version 1, before any release) */
+	GOS_REQ_PLACEMENT = 14,		/* gos_req_placement -> count state bytes */
+	GOS_REQ_MEMINFO = 15,		/* gos_req_meminfo -> gos_rep_meminfo */
+	GOS_REQ_MAX = 15,
 
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */
@@ -114,6 +117,39 @@ struct gos_req_order_done {
 struct gos_req_activity {
 	__u32 gpu;
 	__u32 launches;			/* kernel launches since the last report */
+};
+
+/*
+ * Where a buffer's chunks [first, first + count) are: one byte each,
+ * GOS_PLACE_*. WAITING chunks are kept on the host until SETTLED says.
+ */
+#define GOS_PLACEMENT_MAX 65536
+enum gos_place {
+	GOS_PLACE_DEVICE = 0,
+	GOS_PLACE_HOST = 1,
+	GOS_PLACE_EVICTING = 2,		/* an order is out; still on the GPU */
+	GOS_PLACE_RETURNING = 3,	/* an order is out; still on the host */
+	GOS_PLACE_WAITING = 4,
+};
+
+struct gos_req_placement {
+	__u64 buffer;
+	__u32 first;
+	__u32 count;			/* 1 .. GOS_PLACEMENT_MAX */
+};
+
+/* The job's view of one of its GPUs, for cuMemGetInfo. */
+struct gos_req_meminfo {
+	__u32 gpu;
+	__u32 pad;
+};
+
+struct gos_rep_meminfo {
+	__u64 allowed;			/* the job's limit, or the GPU's capacity */
+	__u64 used;			/* allocated by the job, device and host */
+	__u64 entitlement;		/* fair device share now */
+	__u64 device_bytes;
+	__u64 host_bytes;
 };
 
 struct gos_req_job {

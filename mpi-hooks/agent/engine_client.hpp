@@ -1,0 +1,44 @@
+// The agent's side of the engine: the calls it makes for its process, and
+// the orders that come back. One implementation talks to gpuoversubd's
+// socket; the kernel module's /dev/gpuoversub will be the other.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gpuoversub/abi.h>
+
+namespace gos::agent {
+
+class EngineClient {
+public:
+	using OrderHandler = std::function<void(const gos_wire_order &)>;
+	using LostHandler = std::function<void()>;
+	virtual ~EngineClient() = default;
+
+	// Every call returns 0 or -errno; -ENOTCONN once the engine is gone.
+	// error() holds the engine's explanation of the last failure.
+	virtual int hello(const gos_req_hello &req, gos_rep_hello &rep) = 0;
+	virtual int alloc(const gos_req_alloc &req, gos_rep_alloc &rep) = 0;
+	virtual int free(std::uint64_t buffer) = 0;
+	virtual int set_priority(const gos_req_priority &req) = 0;
+	virtual int placement(std::uint64_t buffer, std::uint32_t first, std::uint32_t count,
+			      std::vector<std::uint8_t> &states) = 0;
+	virtual int order_done(std::uint64_t order, bool ok, std::uint64_t duration_ns) = 0;
+	virtual int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) = 0;
+	virtual std::string error() const = 0;
+	// Closes without telling the engine: for a forked child, whose
+	// connection belongs to its parent.
+	virtual void abandon() = 0;
+};
+
+// Connects to gpuoversubd. Orders arrive on a thread of the client's own;
+// lost() runs once when the connection drops. Throws std::runtime_error
+// with the reason when the socket cannot be reached.
+std::unique_ptr<EngineClient> connect_daemon(const std::string &socket, EngineClient::OrderHandler order,
+					     EngineClient::LostHandler lost);
+
+} // namespace gos::agent

@@ -1,0 +1,107 @@
+// The agent's thread: carries out the engine's orders in the buffer's
+// context, acknowledges them with their duration, frees deferred buffers,
+// and relinks after the daemon went away.
+#include <cerrno>
+#include <optional>
+
+#include "agent.hpp"
+#include "driver.hpp"
+#include "settings.hpp"
+
+namespace gos::agent {
+
+void *Agent::thread_main(void *self)
+{
+	static_cast<Agent *>(self)->run();
+	return nullptr;
+}
+
+void Agent::run()
+{
+	Reentry inside;	// nothing this thread does is the application's
+	for (;;) {
+		std::optional<gos_wire_order> order;
+		bool lost;
+		{
+			std::unique_lock q(queue_mu_);
+			queue_cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
+			lost = lost_;
+			if (!lost && !orders_.empty()) {
+				order = orders_.front();
+				orders_.pop_front();
+			}
+		}
+		if (lost)
+			lose_link();
+		if (order)
+			execute(*order);
+		reap_deferred(false);
+		if (!connected_.load(std::memory_order_acquire)) {
+			std::lock_guard g(link_mu_);
+			if (link_ == Link::down && std::chrono::steady_clock::now() >= next_try_)
+				try_connect();
+		}
+	}
+}
+
+void Agent::execute(const gos_wire_order &o)
+{
+	if (o.kind == GOS_ORDER_ADVICE) {
+		advise(o);
+		return;
+	}
+	BufferRef b = registry_.by_id(o.buffer);
+	if (!b)
+		return;	// freed since; the engine dropped the order with it
+	std::unique_lock op(b->op);
+	if (b->freed || b->engine_id != o.buffer)
+		return;
+	if (o.kind == GOS_ORDER_SETTLED) {
+		place_as_engine_says(*b);
+		return;
+	}
+	if (o.kind != GOS_ORDER_EVICT && o.kind != GOS_ORDER_RETURN)
+		return;
+	bool evict = o.kind == GOS_ORDER_EVICT;
+	auto start = std::chrono::steady_clock::now();
+	int err = b->evictable() ? place(*b, o.offset, o.length, !evict, o.numa_node, true) : -EINVAL;
+	auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+	auto engine = this->engine();
+	if (!engine)
+		return;
+	int acked = engine->order_done(o.id, err == 0, static_cast<std::uint64_t>(took.count()));
+	if (acked == -ENOENT) {
+		// Too late: the engine gave up on the order and decided anew.
+		place_as_engine_says(*b);
+		return;
+	}
+	if (err) {
+		warn(std::string("could not ") + (evict ? "evict" : "return") + " " + std::to_string(o.length) +
+		     " bytes; the engine keeps them where they were");
+		return;
+	}
+	(evict ? evictions_ : returns_)++;
+	(evict ? bytes_evicted_ : bytes_returned_) += o.length;
+}
+
+void Agent::advise(const gos_wire_order &o)
+{
+	gpuoversub_advice a{};
+	a.size = sizeof a;
+	a.gpu = static_cast<std::int32_t>(o.gpu);
+	a.device_bytes = o.device_bytes;
+	a.host_bytes = o.host_bytes;
+	a.entitlement = o.entitlement;
+	a.suggestion = "the job stays above its fair share of this GPU: lower the priority of data it "
+		       "uses rarely, free what it no longer needs, or move work to a GPU with headroom";
+	std::lock_guard g(advice_mu_);
+	if (advice_fn_) {
+		advice_fn_(&a, advice_ctx_);
+		return;
+	}
+	warn("GPU " + std::to_string(o.gpu) + " oversubscribed: " + std::to_string(o.device_bytes >> 20) +
+	     " MiB on the device, " + std::to_string(o.host_bytes >> 20) + " MiB in host RAM, fair share " +
+	     std::to_string(o.entitlement >> 20) + " MiB; " + a.suggestion);
+}
+
+} // namespace gos::agent

@@ -1,0 +1,102 @@
+// Moving a buffer's bytes: preferred location plus prefetch on the agent's
+// private stream of the buffer's context. Evicted data stays mapped for the
+// GPU (accessed-by), so kernels keep running on it over the link.
+#include <cerrno>
+
+#include "agent.hpp"
+#include "driver.hpp"
+
+namespace gos::agent {
+
+// The agent's stream in ctx, which must be current. Created on first use.
+CUstream Agent::stream_for(CUcontext ctx)
+{
+	std::lock_guard g(streams_mu_);
+	auto it = streams_.find(ctx);
+	if (it != streams_.end())
+		return it->second;
+	CUstream s = nullptr;
+	if (driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		return nullptr;
+	streams_[ctx] = s;
+	return s;
+}
+
+int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa, bool wait)
+{
+	const Driver &d = driver();
+	if (offset >= b.size)
+		return -EINVAL;
+	length = std::min(length, b.size - offset);
+	CUdeviceptr p = b.base + offset;
+	// The buffer's context, on whichever thread; the caller's is restored.
+	CUcontext was = nullptr;
+	d.cuCtxGetCurrent(&was);
+	bool pushed = was != b.ctx && d.cuCtxPushCurrent_v2(b.ctx) == CUDA_SUCCESS;
+	if (was != b.ctx && !pushed)
+		return -EIO;
+	int result = move(b, p, length, on_device, numa, wait);
+	if (pushed) {
+		CUcontext popped;
+		d.cuCtxPopCurrent_v2(&popped);
+	}
+	return result;
+}
+
+int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, bool wait)
+{
+	const Driver &d = driver();
+	CUstream s = stream_for(b.ctx);
+	if (!s)
+		return -EIO;
+	CUmemLocation gpu{CU_MEM_LOCATION_TYPE_DEVICE, b.dev};
+	CUmemLocation host = numa >= 0 ? CUmemLocation{CU_MEM_LOCATION_TYPE_HOST_NUMA, numa}
+				       : CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0};
+	CUresult r;
+	if (on_device) {
+		r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu);
+		if (r == CUDA_SUCCESS)
+			r = d.cuMemPrefetchAsync_v2(p, length, gpu, 0, s);
+	} else {
+		r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
+		if (r == CUDA_SUCCESS)
+			r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
+		if (r == CUDA_SUCCESS)
+			r = d.cuMemPrefetchAsync_v2(p, length, host, 0, s);
+	}
+	if (r == CUDA_SUCCESS && wait)
+		r = d.cuStreamSynchronize(s);
+	return r == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+// Asks the engine where each chunk of b is and puts it there: chunks on
+// the device or being evicted stay on the device; the rest go to the host.
+int Agent::place_as_engine_says(const Buffer &b)
+{
+	auto engine = this->engine();
+	if (!engine || !b.engine_id)
+		return -ENOTCONN;
+	std::uint64_t chunks = (b.size + chunk_size_ - 1) / chunk_size_;
+	std::vector<std::uint8_t> states;
+	int result = 0;
+	for (std::uint64_t first = 0; first < chunks; first += GOS_PLACEMENT_MAX) {
+		auto count = static_cast<std::uint32_t>(std::min<std::uint64_t>(GOS_PLACEMENT_MAX, chunks - first));
+		if (int err = engine->placement(b.engine_id, static_cast<std::uint32_t>(first), count, states))
+			return err;
+		for (std::uint32_t i = 0; i < count;) {
+			bool dev = states[i] == GOS_PLACE_DEVICE || states[i] == GOS_PLACE_EVICTING;
+			std::uint32_t j = i + 1;
+			while (j < count && (states[j] == GOS_PLACE_DEVICE || states[j] == GOS_PLACE_EVICTING) == dev)
+				j++;
+			// The application placed its own managed memory; only evictions are ours.
+			if (!(dev && b.backing == Backing::app_managed))
+				if (int err = place(b, (first + i) * chunk_size_, std::uint64_t(j - i) * chunk_size_, dev,
+						    numa_, false))
+					result = err;
+			i = j;
+		}
+	}
+	return result;
+}
+
+} // namespace gos::agent

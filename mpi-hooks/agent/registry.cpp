@@ -1,0 +1,91 @@
+#include "registry.hpp"
+
+namespace gos::agent {
+
+void Registry::add(const BufferRef &b)
+{
+	std::lock_guard g(mu_);
+	(b->backing == Backing::vmm || b->backing == Backing::context ? *by_handle_ : *by_ptr_)[b->base] = b;
+	if (b->engine_id)
+		(*by_id_)[b->engine_id] = b;
+}
+
+BufferRef Registry::take(std::uint64_t base, bool vmm)
+{
+	std::lock_guard g(mu_);
+	auto &map = vmm ? *by_handle_ : *by_ptr_;
+	auto it = map.find(base);
+	if (it == map.end())
+		return nullptr;
+	BufferRef b = it->second;
+	map.erase(it);
+	if (b->engine_id)
+		by_id_->erase(b->engine_id);
+	return b;
+}
+
+BufferRef Registry::containing(std::uint64_t ptr) const
+{
+	std::lock_guard g(mu_);
+	auto it = by_ptr_->upper_bound(ptr);
+	if (it == by_ptr_->begin())
+		return nullptr;
+	--it;
+	return ptr < it->first + it->second->size ? it->second : nullptr;
+}
+
+BufferRef Registry::by_id(std::uint64_t id) const
+{
+	std::lock_guard g(mu_);
+	auto it = by_id_->find(id);
+	return it == by_id_->end() ? nullptr : it->second;
+}
+
+void Registry::set_id(const BufferRef &b, std::uint64_t id)
+{
+	std::lock_guard g(mu_);
+	if (b->engine_id)
+		by_id_->erase(b->engine_id);
+	b->engine_id = id;
+	if (id)
+		(*by_id_)[id] = b;
+}
+
+std::vector<BufferRef> Registry::all() const
+{
+	std::lock_guard g(mu_);
+	std::vector<BufferRef> out;
+	for (auto *map : {by_handle_, by_ptr_})
+		for (const auto &[base, b] : *map)
+			out.push_back(b);
+	return out;
+}
+
+std::vector<BufferRef> Registry::unregistered() const
+{
+	std::vector<BufferRef> out;
+	for (auto &b : all())
+		if (!b->engine_id)
+			out.push_back(b);
+	return out;
+}
+
+void Registry::forget_ids()
+{
+	std::lock_guard g(mu_);
+	for (auto &[id, b] : *by_id_)
+		b->engine_id = 0;
+	by_id_->clear();
+}
+
+void Registry::drop_all_for_child()
+{
+	// Called with mu_ held by the fork handler. The old maps are leaked on
+	// purpose: their buffers' mutexes may be held by parent threads that
+	// do not exist here, and destroying a held mutex is undefined.
+	by_ptr_ = new std::map<std::uint64_t, BufferRef>;
+	by_handle_ = new std::map<std::uint64_t, BufferRef>;
+	by_id_ = new std::map<std::uint64_t, BufferRef>;
+}
+
+} // namespace gos::agent

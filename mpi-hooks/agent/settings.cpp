@@ -1,0 +1,116 @@
+#include "settings.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "common/units.hpp"
+
+namespace gos::agent {
+namespace {
+
+const char *env(const char *name)
+{
+	const char *v = std::getenv(name);
+	return v && *v ? v : nullptr;
+}
+
+std::vector<std::string> split(const std::string &s, char sep)
+{
+	std::vector<std::string> out;
+	std::stringstream in(s);
+	for (std::string part; std::getline(in, part, sep);)
+		if (!part.empty())
+			out.push_back(part);
+	return out;
+}
+
+long long number(const char *name, long long dflt, Settings &s)
+{
+	const char *v = env(name);
+	if (!v)
+		return dflt;
+	char *end;
+	long long n = std::strtoll(v, &end, 10);
+	if (*end || n < 0) {
+		s.problems.push_back(std::string(name) + "=" + v + " is not a non-negative integer; using " +
+				     std::to_string(dflt));
+		return dflt;
+	}
+	return n;
+}
+
+Settings load()
+{
+	Settings s;
+	if (const char *v = env("GPUOVERSUB_SOCKET"))
+		s.socket = v;
+	if (const char *v = env("GPUOVERSUB_REQUIRED"))
+		s.required = std::string(v) == "1" || std::string(v) == "yes";
+	if (const char *v = env("GPUOVERSUB_EVICTABLE_MIN")) {
+		if (auto n = parse_size(v))
+			s.evictable_min = *n;
+		else
+			s.problems.push_back(std::string("GPUOVERSUB_EVICTABLE_MIN=") + v +
+					     " is not a size such as 4M; using 1M");
+	}
+	s.pinned_libs = split(env("GPUOVERSUB_UNEVICTABLE_LIBS") ? env("GPUOVERSUB_UNEVICTABLE_LIBS")
+								 : "libnccl:libnvshmem:libuct_cuda:libcuda_ipc",
+			      ':');
+	if (const char *v = env("GPUOVERSUB_PRIORITY_FILE"))
+		s.priority_file = v;
+	if (const char *v = env("GPUOVERSUB_CONTEXT_BYTES")) {
+		if (auto n = parse_size(v))
+			s.context_bytes = static_cast<long long>(*n);
+		else
+			s.problems.push_back(std::string("GPUOVERSUB_CONTEXT_BYTES=") + v +
+					     " is not a size such as 500M; measuring instead");
+	}
+	s.call_timeout_ms = static_cast<int>(number("GPUOVERSUB_TIMEOUT_MS", 10000, s));
+	s.verbose = env("GPUOVERSUB_VERBOSE") && std::string(env("GPUOVERSUB_VERBOSE")) == "1";
+	s.job_id = static_cast<std::uint64_t>(number("SLURM_JOB_ID", 0, s));
+	for (const char *name : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})
+		if (env(name)) {
+			s.rank = static_cast<int>(number(name, -1, s));
+			break;
+		}
+	for (const char *name : {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"})
+		if (env(name)) {
+			s.local_rank = static_cast<int>(number(name, -1, s));
+			break;
+		}
+	for (const char *name : {"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"})
+		if (env(name)) {
+			s.world_size = static_cast<unsigned>(number(name, 0, s));
+			break;
+		}
+	return s;
+}
+
+} // namespace
+
+const Settings &settings()
+{
+	static const Settings s = [] {
+		Settings loaded = load();
+		for (const auto &p : loaded.problems)
+			warn(p);
+		return loaded;
+	}();
+	return s;
+}
+
+void warn(const std::string &msg)
+{
+	std::fprintf(stderr, "gpuoversub[%d]: %s\n", static_cast<int>(getpid()), msg.c_str());
+}
+
+void debug(const std::string &msg)
+{
+	if (settings().verbose)
+		warn(msg);
+}
+
+} // namespace gos::agent

@@ -1,0 +1,205 @@
+#include "device_state.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace fakecuda {
+namespace {
+
+constexpr std::uint32_t shared_magic = 0x46414b45;	// "FAKE"
+constexpr int max_procs = 256;
+
+struct Shared {
+	std::uint32_t magic;
+	pthread_mutex_t lock;
+	std::uint64_t capacity[max_devices];
+	std::uint64_t used[max_devices];
+	std::uint64_t peak[max_devices];
+	std::uint64_t over_peak[max_devices];
+	struct {
+		pid_t pid;
+		std::uint64_t used[max_devices];
+	} procs[max_procs];
+};
+
+Shared *shared;
+int ndevices = 1;
+std::uint64_t ctx_bytes;
+std::uint64_t delay_ms;
+int log_fd = -1;
+std::once_flag once;
+
+std::uint64_t env_size(const char *name, std::uint64_t dflt)
+{
+	const char *v = std::getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	unsigned long long n = std::strtoull(v, &end, 10);
+	switch (*end) {
+	case 'K': case 'k': n <<= 10; break;
+	case 'M': case 'm': n <<= 20; break;
+	case 'G': case 'g': n <<= 30; break;
+	default: break;
+	}
+	return n;
+}
+
+void lock()
+{
+	int err = pthread_mutex_lock(&shared->lock);
+	if (err == EOWNERDEAD)	// a process was killed holding it
+		pthread_mutex_consistent(&shared->lock);
+}
+
+void unlock() { pthread_mutex_unlock(&shared->lock); }
+
+// Frees what dead processes held; called with the lock held.
+void reap()
+{
+	for (auto &p : shared->procs) {
+		if (!p.pid || (kill(p.pid, 0) != 0 && errno == ESRCH)) {
+			for (int d = 0; d < max_devices; d++) {
+				shared->used[d] -= p.used[d];
+				p.used[d] = 0;
+			}
+			p.pid = 0;
+		}
+	}
+}
+
+std::uint64_t *my_slot()
+{
+	pid_t me = getpid();
+	for (auto &p : shared->procs)
+		if (p.pid == me)
+			return p.used;
+	reap();
+	for (auto &p : shared->procs)
+		if (!p.pid) {
+			p.pid = me;
+			return p.used;
+		}
+	std::fprintf(stderr, "fakecuda: more than %d processes share the state file\n", max_procs);
+	std::abort();
+}
+
+void init_shared()
+{
+	ndevices = static_cast<int>(env_size("FAKECUDA_DEVICES", 1));
+	if (ndevices < 0 || ndevices > max_devices)
+		ndevices = 1;
+	ctx_bytes = env_size("FAKECUDA_CONTEXT_BYTES", 0);
+	delay_ms = env_size("FAKECUDA_PREFETCH_DELAY_MS", 0);
+	if (const char *log = std::getenv("FAKECUDA_LOG"))
+		log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	const char *path = std::getenv("FAKECUDA_STATE");
+	void *mem;
+	int fd = -1;
+	if (path && *path) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0 || flock(fd, LOCK_EX) != 0 || ftruncate(fd, sizeof(Shared)) != 0) {
+			std::fprintf(stderr, "fakecuda: cannot use %s: %s\n", path, std::strerror(errno));
+			std::abort();
+		}
+		mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	} else {
+		mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	}
+	if (mem == MAP_FAILED)
+		std::abort();
+	shared = static_cast<Shared *>(mem);
+	if (shared->magic != shared_magic) {
+		pthread_mutexattr_t a;
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+		pthread_mutex_init(&shared->lock, &a);
+		std::uint64_t cap = env_size("FAKECUDA_MEMORY", 1ULL << 30);
+		for (auto &c : shared->capacity)
+			c = cap;
+		shared->magic = shared_magic;
+	}
+	if (fd >= 0) {
+		flock(fd, LOCK_UN);
+		close(fd);
+	}
+}
+
+} // namespace
+
+void state_init() { std::call_once(once, init_shared); }
+int device_count() { state_init(); return ndevices; }
+std::uint64_t context_bytes() { state_init(); return ctx_bytes; }
+std::uint64_t prefetch_delay_ms() { state_init(); return delay_ms; }
+
+bool charge(int dev, std::uint64_t bytes, bool strict)
+{
+	state_init();
+	lock();
+	reap();
+	std::uint64_t after = shared->used[dev] + bytes;
+	bool fits = after <= shared->capacity[dev];
+	if (fits || !strict) {
+		shared->used[dev] = after;
+		my_slot()[dev] += bytes;
+		if (after > shared->peak[dev])
+			shared->peak[dev] = after;
+		if (!fits && after > shared->over_peak[dev])
+			shared->over_peak[dev] = after;
+	}
+	unlock();
+	return fits || !strict;
+}
+
+void discharge(int dev, std::uint64_t bytes)
+{
+	state_init();
+	lock();
+	std::uint64_t *mine = my_slot();
+	bytes = bytes > mine[dev] ? mine[dev] : bytes;
+	mine[dev] -= bytes;
+	shared->used[dev] -= bytes;
+	unlock();
+}
+
+DeviceUsage usage(int dev)
+{
+	state_init();
+	lock();
+	reap();
+	DeviceUsage u{shared->capacity[dev], shared->used[dev], shared->peak[dev], shared->over_peak[dev]};
+	unlock();
+	return u;
+}
+
+void log_call(const char *fmt, ...)
+{
+	state_init();
+	if (log_fd < 0)
+		return;
+	char line[512];
+	int n = std::snprintf(line, sizeof line, "%d ", getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	n += std::vsnprintf(line + n, sizeof line - static_cast<std::size_t>(n) - 1, fmt, ap);
+	va_end(ap);
+	if (n > static_cast<int>(sizeof line) - 2)
+		n = sizeof line - 2;
+	line[n++] = '\n';
+	ssize_t ignored = write(log_fd, line, static_cast<std::size_t>(n));	// O_APPEND: one line, whole
+	(void)ignored;
+}
+
+} // namespace fakecuda
