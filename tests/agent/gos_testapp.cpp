@@ -1,0 +1,244 @@
+// A CUDA driver-API program for agent tests, driven line by line on stdin.
+// It reaches the allocation family directly, through dlsym, or through
+// cuGetProcAddress (--via), fills every buffer with a pattern of its own
+// and checks it back. It knows nothing of gpuoversub except through
+// dlsym, so it also runs without the agent and on a real GPU.
+//
+//   alloc|async|managed|pitch|vmm NAME MIB   -> ok | err CODE
+//   free NAME, verify NAME, prio NAME P, tag NAME TAG -> ok | bad | err
+//   where NAME -> ok DEVICE_BYTES HOST_BYTES (fake driver only, else -1 -1)
+//   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED
+//   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
+//   quit
+#include <cuda.h>
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gpuoversub/gpuoversub.h>
+
+namespace {
+
+struct Api {
+	decltype(&::cuMemAlloc_v2) alloc;
+	decltype(&::cuMemAllocPitch_v2) pitch;
+	decltype(&::cuMemFree_v2) free;
+	decltype(&::cuMemAllocManaged) managed;
+	decltype(&::cuMemAllocAsync) alloc_async;
+	decltype(&::cuMemFreeAsync) free_async;
+	decltype(&::cuMemGetInfo_v2) info;
+	decltype(&::cuMemCreate) create;
+	decltype(&::cuMemRelease) release;
+};
+
+template <class F>
+void by_proc_address(F &slot, const char *api)
+{
+	void *p = nullptr;
+	CUdriverProcAddressQueryResult st;
+	if (cuGetProcAddress_v2(api, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st) != CUDA_SUCCESS || !p) {
+		std::fprintf(stderr, "cuGetProcAddress(%s) failed\n", api);
+		std::exit(2);
+	}
+	slot = reinterpret_cast<F>(p);
+}
+
+template <class F>
+void by_dlsym(F &slot, void *lib, const char *symbol)
+{
+	slot = reinterpret_cast<F>(dlsym(lib, symbol));
+	if (!slot) {
+		std::fprintf(stderr, "dlsym(%s) failed\n", symbol);
+		std::exit(2);
+	}
+}
+
+Api resolve(const std::string &via)
+{
+	Api a{&::cuMemAlloc_v2, &::cuMemAllocPitch_v2, &::cuMemFree_v2, &::cuMemAllocManaged, &::cuMemAllocAsync,
+	      &::cuMemFreeAsync, &::cuMemGetInfo_v2, &::cuMemCreate, &::cuMemRelease};
+	if (via == "procaddress") {
+		by_proc_address(a.alloc, "cuMemAlloc");
+		by_proc_address(a.pitch, "cuMemAllocPitch");
+		by_proc_address(a.free, "cuMemFree");
+		by_proc_address(a.managed, "cuMemAllocManaged");
+		by_proc_address(a.alloc_async, "cuMemAllocAsync");
+		by_proc_address(a.free_async, "cuMemFreeAsync");
+		by_proc_address(a.info, "cuMemGetInfo");
+		by_proc_address(a.create, "cuMemCreate");
+		by_proc_address(a.release, "cuMemRelease");
+	} else if (via == "dlsym") {
+		void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+		by_dlsym(a.alloc, lib, "cuMemAlloc_v2");
+		by_dlsym(a.pitch, lib, "cuMemAllocPitch_v2");
+		by_dlsym(a.free, lib, "cuMemFree_v2");
+		by_dlsym(a.managed, lib, "cuMemAllocManaged");
+		by_dlsym(a.alloc_async, lib, "cuMemAllocAsync");
+		by_dlsym(a.free_async, lib, "cuMemFreeAsync");
+		by_dlsym(a.info, lib, "cuMemGetInfo_v2");
+		by_dlsym(a.create, lib, "cuMemCreate");
+		by_dlsym(a.release, lib, "cuMemRelease");
+	}
+	return a;
+}
+
+struct Buf {
+	CUdeviceptr ptr = 0;
+	std::size_t size = 0;
+	std::string how;
+	CUmemGenericAllocationHandle handle = 0;
+};
+
+std::uint32_t word(const std::string &name, std::size_t i)
+{
+	std::uint32_t seed = 2166136261u;
+	for (char c : name)
+		seed = (seed ^ static_cast<unsigned char>(c)) * 16777619u;
+	return seed ^ static_cast<std::uint32_t>(i * 2654435761u);
+}
+
+std::vector<std::uint32_t> pattern(const std::string &name, std::size_t size)
+{
+	std::vector<std::uint32_t> v(size / 4);
+	for (std::size_t i = 0; i < v.size(); i++)
+		v[i] = word(name, i);
+	return v;
+}
+
+template <class F>
+F optional_symbol(const char *name)
+{
+	return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string via = argc > 2 && !std::strcmp(argv[1], "--via") ? argv[2] : "direct";
+	CUdevice dev;
+	CUcontext ctx;
+	if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx)) {
+		std::printf("err no device\n");
+		return 1;
+	}
+	Api api = resolve(via);
+	std::map<std::string, Buf> bufs;
+	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	std::printf("ready\n");
+	for (std::string line; std::getline(std::cin, line);) {
+		std::istringstream in(line);
+		std::string cmd, name;
+		in >> cmd >> name;
+		std::ostringstream out;
+		if (cmd == "alloc" || cmd == "async" || cmd == "managed" || cmd == "pitch" || cmd == "vmm") {
+			std::size_t mib = 0;
+			in >> mib;
+			Buf b;
+			b.size = mib << 20;
+			b.how = cmd;
+			CUresult r;
+			if (cmd == "alloc")
+				r = api.alloc(&b.ptr, b.size);
+			else if (cmd == "async")
+				r = api.alloc_async(&b.ptr, b.size, nullptr);
+			else if (cmd == "managed")
+				r = api.managed(&b.ptr, b.size, CU_MEM_ATTACH_GLOBAL);
+			else if (cmd == "pitch") {
+				std::size_t pitch = 0;
+				r = api.pitch(&b.ptr, &pitch, 1000, b.size / 1024, 4);
+				b.size = pitch * (b.size / 1024);
+			} else {
+				CUmemAllocationProp prop{};
+				prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+				prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
+				r = api.create(&b.handle, b.size, &prop, 0);
+			}
+			if (r != CUDA_SUCCESS) {
+				out << "err " << r;
+			} else {
+				if (b.ptr) {
+					auto p = pattern(name, b.size);
+					r = cuMemcpyHtoD(b.ptr, p.data(), p.size() * 4);
+				}
+				bufs[name] = b;
+				out << (r == CUDA_SUCCESS ? "ok" : "err " + std::to_string(r));
+			}
+		} else if (cmd == "free" && bufs.count(name)) {
+			Buf b = bufs[name];
+			bufs.erase(name);
+			CUresult r = b.how == "vmm" ? api.release(b.handle)
+				     : b.how == "async" ? api.free_async(b.ptr, nullptr)
+							: api.free(b.ptr);
+			out << (r == CUDA_SUCCESS ? "ok" : "err " + std::to_string(r));
+		} else if (cmd == "verify" && bufs.count(name)) {
+			Buf &b = bufs[name];
+			std::vector<std::uint32_t> got(b.size / 4);
+			CUresult r = cuMemcpyDtoH(got.data(), b.ptr, got.size() * 4);
+			out << (r != CUDA_SUCCESS ? "err " + std::to_string(r) : got == pattern(name, b.size) ? "ok" : "bad");
+		} else if (cmd == "prio" && bufs.count(name)) {
+			int p = 0;
+			in >> p;
+			auto set = optional_symbol<int (*)(const void *, size_t, int)>("gpuoversub_set_priority");
+			int r = set ? set(reinterpret_cast<void *>(bufs[name].ptr), bufs[name].size, p) : -38;
+			out << (r ? "err " + std::to_string(r) : "ok");
+		} else if (cmd == "tag" && bufs.count(name)) {
+			std::string tag;
+			in >> tag;
+			auto set = optional_symbol<int (*)(const void *, const char *)>("gpuoversub_tag");
+			int r = set ? set(reinterpret_cast<void *>(bufs[name].ptr), tag.c_str()) : -38;
+			out << (r ? "err " + std::to_string(r) : "ok");
+		} else if (cmd == "where" && bufs.count(name)) {
+			auto res = optional_symbol<void (*)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *)>(
+				"fakecuda_residency");
+			unsigned long long d = 0, h = 0;
+			if (res)
+				res(bufs[name].ptr, bufs[name].size, &d, &h);
+			out << "ok " << (res ? static_cast<long long>(d) : -1) << " " << (res ? static_cast<long long>(h) : -1);
+		} else if (cmd == "meminfo") {
+			std::size_t f = 0, t = 0;
+			CUresult r = api.info(&f, &t);
+			out << (r ? "err " + std::to_string(r) : "ok " + std::to_string(f) + " " + std::to_string(t));
+		} else if (cmd == "stats") {
+			auto get = optional_symbol<int (*)(gpuoversub_usage *)>("gpuoversub_stats");
+			gpuoversub_usage u{};
+			u.size = sizeof u;
+			int r = get ? get(&u) : -38;
+			out << (r ? "err " + std::to_string(r) : "ok");
+			if (!r)
+				out << " " << u.managed << " " << u.device_bytes << " " << u.host_bytes << " " << u.allowed
+				    << " " << u.evictions << " " << u.returns;
+		} else if (cmd == "usage") {
+			auto get = optional_symbol<void (*)(int, unsigned long long *)>("fakecuda_usage");
+			unsigned long long u[4] = {};
+			if (get)
+				get(0, u);
+			out << (get ? "ok" : "err -38") << " " << u[0] << " " << u[1] << " " << u[2] << " " << u[3];
+		} else if (cmd == "fork") {
+			pid_t pid = fork();
+			if (pid == 0) {	// a child that uses no CUDA, as CUDA requires
+				CUdeviceptr none = 0;
+				_exit(none == 0 ? 0 : 1);
+			}
+			int status = 0;
+			waitpid(pid, &status, 0);
+			out << "ok " << status;
+		} else if (cmd == "quit") {
+			std::printf("ok\n");
+			return 0;
+		} else {
+			out << "err unknown command or buffer: " << line;
+		}
+		std::printf("%s\n", out.str().c_str());
+	}
+	return 0;
+}
