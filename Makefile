@@ -63,6 +63,7 @@ endif
 FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/pic/%.o,$(wildcard tests/fakecuda/*.cpp))
 FAKECUDA_LIB := $(BUILD)/tests/fakecuda/libcuda.so.1
 AGENT_TEST_BIN := $(patsubst tests/agent/%.cpp,$(BUILD)/tests/agent/%,$(wildcard tests/agent/*.cpp))
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 # libFuzzer targets (clang-14), each run for a bounded number of inputs
 # from the example traces as seeds. FUZZ_RUNS=0 runs until interrupted.
@@ -110,6 +111,12 @@ $(BUILD)/tests/agent/%: $(BUILD)/tests/agent/%.o $(FAKECUDA_LIB)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) $< -o $@ -L$(BUILD)/tests/fakecuda -lcuda -ldl -lpthread
 
+# Examples, built against the fake driver here; users build them against theirs.
+$(BUILD)/examples/%: examples/%.c $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(OPT) $(WARN) $(SAN) -Iinclude -isystem $(CUDA_INC) $< -o $@ \
+		-L$(BUILD)/tests/fakecuda -lcuda -ldl
+
 $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
@@ -139,7 +146,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
-check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN)
+check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_BIN)
 	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats
 
 check-sanitize:
