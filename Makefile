@@ -92,6 +92,10 @@ $(BUILD)/pic/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -Idaemon $(CXXFLAGS_ALL) -fPIC -fvisibility=hidden -c $< -o $@
 
+# See the file's head: no sanitizers, always sibling calls.
+$(BUILD)/pic/mpi-hooks/agent/dlsym_hook.o: CXXFLAGS_ALL := -std=c++20 -O2 -g $(WARN) -Wshadow \
+	-foptimize-sibling-calls
+
 $(AGENT_MAP): mpi-hooks/agent/hooks.def
 	@mkdir -p $(@D)
 	{ echo '{ global:'; sed -n 's/^GOS_HOOK([^,]*, *\([A-Za-z0-9_]*\),.*/\1;/p' $<; \
@@ -163,7 +167,8 @@ install: all
 	install -m 0755 $(SIM_BIN) $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(ENGINE_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 include/gpuoversub/abi.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
+	install -m 0755 $(AGENT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/gpuoversub.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
 	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
 	install -m 0644 examples/traces/*.csv $(DESTDIR)$(PREFIX)/share/gpuoversub/traces/

@@ -6,19 +6,6 @@
 
 namespace gos::agent {
 
-void *real_dlsym(void *handle, const char *name)
-{
-	using dlsym_fn = void *(*)(void *, const char *);
-	// dlvsym is not interposed; glibc 2.34 moved dlsym into libc.
-	static dlsym_fn real = [] {
-		void *f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-		if (!f)
-			f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-		return reinterpret_cast<dlsym_fn>(f);
-	}();
-	return real ? real(handle, name) : nullptr;
-}
-
 namespace {
 
 template <class F>

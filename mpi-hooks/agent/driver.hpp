@@ -33,7 +33,10 @@ struct Driver {
 // Driver with loaded == false.
 const Driver &driver();
 
-// dlsym as glibc has it, bypassing the agent's own dlsym.
+// dlsym as glibc has it, bypassing the agent's own dlsym (dlsym_hook.cpp).
 void *real_dlsym(void *handle, const char *name);
+
+// The hook exported as symbol, or null (interpose.cpp).
+void *hook_named(const char *symbol);
 
 } // namespace gos::agent

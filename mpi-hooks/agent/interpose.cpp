@@ -48,18 +48,12 @@ void *hook_for(const char *symbol, void *real, int version, cuuint64_t flags)
 
 } // namespace
 
-GOS_EXPORT void *dlsym(void *handle, const char *name)
+void *gos::agent::hook_named(const char *symbol)
 {
-	// A tail call keeps the caller's return address, which RTLD_NEXT needs.
-	if (handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u')
-		return gos::agent::real_dlsym(handle, name);
-	void *real = gos::agent::real_dlsym(handle, name);
-	if (!real)
-		return real;
 	for (const Hook &h : hooks)
-		if (!std::strcmp(h.symbol, name))
+		if (!std::strcmp(h.symbol, symbol))
 			return h.fn;
-	return real;
+	return nullptr;
 }
 
 GOS_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version, cuuint64_t flags,
