@@ -77,7 +77,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 
 MAN_PAGES := $(wildcard man/*.[1-8])
 
-.PHONY: all check check-sanitize bench install clean demo fuzz
+.PHONY: all check check-sanitize bench install clean demo fuzz check-gpu bench-gpu
 all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
@@ -159,6 +159,18 @@ check-sanitize:
 bench: $(BENCH_BIN)
 	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
+
+# On a machine with an NVIDIA GPU (root): the agent under real programs.
+GPU_SUITE_DEPS := all $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register
+$(BUILD)/tests/gpu/gos_register: $(BUILD)/tests/gpu/gos_register.o $(LIBS)
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
+
+check-gpu: $(GPU_SUITE_DEPS)
+	BUILD=$(BUILD) tests/gpu/run.sh
+
+bench-gpu: $(GPU_SUITE_DEPS)
+	BUILD=$(BUILD) tests/gpu/run.sh --bench
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib \

@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Writes the on-GPU figures of tests/gpu/run.sh --bench into
+bench/RESULTS.md, between the bench_gpu markers, as ratios to baselines
+measured in the same run."""
+import datetime
+import re
+import sys
+
+name, plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned, pagedos = sys.argv[1:9]
+plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned = map(
+    float, (plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned))
+rows = [
+    ("Kernel bandwidth, agent-backed / cudaMalloc", f"{agent_bw:.1f} / {plain_bw:.1f} GB/s",
+     f"{agent_bw / plain_bw:.3f}", ">= 0.98"),
+    ("Added allocation latency (median, 64 MiB)", f"{agent_alloc:.1f} - {plain_alloc:.1f} us",
+     f"{agent_alloc - plain_alloc:.1f} us", "<= 20 us"),
+    ("Eviction (advise + prefetch to host) / pinned D2H copy", f"{evict:.1f} / {pinned:.1f} GB/s",
+     f"{evict / pinned:.3f}", ">= 0.80"),
+]
+body = [f"On-GPU benchmarks, {name}, {datetime.date.today()} (`make bench-gpu`).", "",
+        "| Measure | Figures | Ratio | Target |", "|---|---|---|---|"]
+body += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+body += ["", f"PILOT pageDoS co-runner at 150%: {pagedos}."]
+section = "<!-- bench_gpu:begin -->\n" + "\n".join(body) + "\n<!-- bench_gpu:end -->"
+path = "bench/RESULTS.md"
+text = open(path).read()
+if "<!-- bench_gpu:begin -->" in text:
+    text = re.sub(r"<!-- bench_gpu:begin -->.*<!-- bench_gpu:end -->", lambda _: section, text, flags=re.S)
+else:
+    text = text.rstrip("\n") + "\n\n## On a GPU\n\n" + section + "\n"
+open(path, "w").write(text)
+print("\n".join(body))

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The agent on a real GPU: a private gpuoversubd on the machine's GPU 0,
+# jobs registered as the SPANK plugin would, and real programs under the
+# agent. `run.sh` checks; `run.sh --bench` also measures and writes the
+# GPU section of bench/RESULTS.md. Without a GPU it says so and succeeds.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+bench=0
+[ "${1:-}" = "--bench" ] && bench=1
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "SKIP: no NVIDIA GPU on this machine; tests/gpu needs one"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { echo "tests/gpu must run as root: it registers jobs as the SPANK plugin does"; exit 1; }
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+
+agent=$(realpath "$BUILD/lib/libgpuoversub.so")
+reg=$BUILD/tests/gpu/gos_register
+app=$BUILD/tests/agent/gos_testapp
+gb=$BUILD/tests/gpu/gpu_bench
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | tr -d .)
+echo "== building the GPU programs for sm_$cc"
+nvcc -O2 -arch="sm_$cc" -o "$gb" tests/gpu/gpu_bench.cu || exit 1
+total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
+pct() { echo $((total_mib * $1 / 100)); }
+
+work=$(mktemp -d)
+daemon=
+cleanup() {
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	jobs -p | xargs -r kill -9 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+cat >"$work/policy.yaml" <<YAML
+socket: $work/sock
+state_dir: $work/state
+reports: {dir: $work/reports}
+reserve: 1G
+return_interval: 50ms
+advice: {persist: 3s}
+YAML
+"$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
+daemon=$!
+for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+[ -S "$work/sock" ] || { echo "gpuoversubd did not start:"; cat "$work/daemon.log"; exit 1; }
+
+next_job=0
+step() { next_job=$((next_job + 1)); "$reg" "$work/sock" step "$next_job" 0 || exit 1; }
+# under JOB CMD...: runs CMD as a registered task of JOB with the agent.
+under() {
+	local job=$1; shift
+	env LD_PRELOAD="$agent" GPUOVERSUB_SOCKET="$work/sock" GPUOVERSUB_REQUIRED=1 \
+		bash -c '"$0" "$1" task "$2" $$ && exec "${@:3}"' "$reg" "$work/sock" "$job" "$@"
+}
+status() { "$BUILD/bin/gpuoversubctl" --socket "$work/sock" --json status; }
+failures=0
+result() {	# NAME OK(0/1) DETAIL
+	if [ "$2" -eq 0 ]; then echo "PASS $1 $3"; else echo "FAIL $1 $3"; failures=$((failures + 1)); fi
+}
+
+echo "== $gpu_name, $total_mib MiB"
+
+# 1. The driver-API program, two jobs at 60% each, data checked after pressure.
+step; j1=$next_job; step; j2=$next_job
+half=$(( $(pct 60) / 1024 ))
+cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; sleep "$1";
+	for i in $(seq "$half"); do echo "verify b$i"; done; echo quit; }
+cmds 8 | under "$j1" "$app" >"$work/app1.out" 2>&1 &
+p1=$!
+sleep 2
+cmds 4 | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>&1 &
+p2=$!
+sleep 3
+status >"$work/status1.json"
+wait $p1; r1=$?; wait $p2; r2=$?
+bad=$(grep -c -v '^ok\|^ready' "$work/app1.out" "$work/app2.out" | awk -F: '{s += $2} END {print s}')
+result driver-api-two-jobs-60pct $(( r1 || r2 || bad )) "($bad bad replies)"
+python3 - "$work/status1.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+g = json.load(open(sys.argv[1]))["gpus"][0]
+shares = [(t["resident"], t["entitlement"]) for t in g["tenants"] if t["demand"]]
+fair = all(abs(r - e) <= 64 << 20 for r, e in shares) and len(shares) == 2
+print(("PASS" if fair else "FAIL"), "fair-resident-shares", [(r >> 20, e >> 20) for r, e in shares])
+sys.exit(0 if fair else 1)
+PY
+
+# 2. A CUDA-runtime program: integrity across evict and return.
+step; j3=$next_job; step; j4=$next_job
+under "$j3" "$gb" integrity "$(pct 60)" 10 >"$work/int1.out" 2>&1 &
+p3=$!
+sleep 3
+under "$j4" "$gb" integrity "$(pct 60)" 3 >"$work/int2.out" 2>&1
+r4=$?
+wait $p3; r3=$?
+result runtime-integrity $(( r3 || r4 )) "$(cat "$work/int1.out" "$work/int2.out" | tr '\n' ' ')"
+
+# 3. Unmodified PyTorch and CuPy, each beside a job holding 60% of the card.
+for prog in "python3 tests/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 tests/gpu/cupy_smoke.py $(( $(pct 60) / 1024 )) 3"; do
+	step; ja=$next_job; step; jb=$next_job
+	under "$ja" "$gb" integrity "$(pct 60)" 15 >"$work/hold.out" 2>&1 &
+	ph=$!
+	sleep 3
+	out=$(under "$jb" $prog 2>&1); r=$?
+	wait $ph; rh=$?
+	result "${prog%% *} ${prog#* }" $(( r || rh )) "$(echo "$out" | tail -1)"
+done
+
+# 4. PILOT's pageDoS: a victim at 40% and a co-runner growing to 150%.
+alone=$(env "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
+step; jv=$next_job; step; jc=$next_job
+under "$jc" "$gb" integrity "$(pct 150)" 25 >"$work/dos.out" 2>&1 &
+pc=$!
+sleep 4
+with_agent=$(under "$jv" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
+wait $pc
+GPU_BENCH_MANAGED=1 "$gb" integrity "$(pct 150)" 25 >/dev/null 2>&1 &
+pc=$!
+sleep 4
+uvm=$(GPU_BENCH_MANAGED=1 "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
+wait $pc
+line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm"
+ok=$(python3 -c "import sys; a,g,u=map(float,sys.argv[1:]); print(0 if g > u and g > 0.5*a else 1)" \
+	"${alone:-0}" "${with_agent:-0}" "${uvm:-0}")
+result pagedos-150pct "$ok" "($line)"
+
+if [ "$bench" -eq 1 ]; then
+	plain_bw=$("$gb" bandwidth 4096 | awk '{print $2}')
+	step
+	agent_bw=$(under "$next_job" "$gb" bandwidth 4096 | awk '{print $2}')
+	plain_alloc=$("$gb" alloc 64 200 | awk '{print $2}')
+	step
+	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	read -r evict pinned < <("$gb" evict 4096 | awk '{print $2, $5}')
+	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
+		"$evict" "$pinned" "$line"
+fi
+echo "== $failures failure(s); daemon log: $(wc -l <"$work/daemon.log") lines"
+[ "$failures" -eq 0 ]
