@@ -156,9 +156,10 @@ check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_B
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
 
-bench: $(BENCH_BIN)
+bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register
 	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
+	BUILD=$(BUILD) bench/bench_agent.sh bench/RESULTS.md
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 GPU_SUITE_DEPS := all $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register

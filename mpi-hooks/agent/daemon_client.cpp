@@ -42,11 +42,12 @@ public:
 
 	int hello(const gos_req_hello &req, gos_rep_hello &rep) override { return fixed(GOS_REQ_HELLO, req, rep); }
 	int alloc(const gos_req_alloc &req, gos_rep_alloc &rep) override { return fixed(GOS_REQ_ALLOC, req, rep); }
+	// Not waited for: a free cannot fail in a way the application could
+	// act on, and requests are handled in order, so later ones see it.
 	int free(std::uint64_t buffer) override
 	{
 		gos_req_buffer req{buffer};
-		proto::Reply r;
-		return call(GOS_REQ_FREE, &req, sizeof req, r);
+		return post(GOS_REQ_FREE, &req, sizeof req);
 	}
 	int set_priority(const gos_req_priority &req) override
 	{
@@ -102,6 +103,34 @@ private:
 		return 0;
 	}
 
+	void send_frame(std::uint16_t type, std::uint32_t seq, const void *payload, std::size_t len)
+	{
+		proto::Bytes frame = proto::encode(type, seq, payload, len);
+		std::lock_guard w(write_mu_);
+		for (std::size_t off = 0; off < frame.size();) {
+			ssize_t put = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
+			if (put < 0 && errno == EINTR)
+				continue;
+			if (put <= 0) {
+				::shutdown(fd_, SHUT_RDWR);	// the reader reports the loss
+				return;
+			}
+			off += static_cast<std::size_t>(put);
+		}
+	}
+
+	// A request whose reply nobody waits for; the reader drops it.
+	int post(std::uint16_t type, const void *payload, std::size_t len)
+	{
+		std::unique_lock lk(mu_);
+		if (dead_)
+			return fail(-ENOTCONN, "the connection to gpuoversubd is closed");
+		std::uint32_t seq = ++seq_;
+		lk.unlock();
+		send_frame(type, seq, payload, len);
+		return 0;
+	}
+
 	int call(std::uint16_t type, const void *payload, std::size_t len, proto::Reply &out)
 	{
 		std::unique_lock lk(mu_);
@@ -110,20 +139,7 @@ private:
 		std::uint32_t seq = ++seq_;
 		pending_[seq];
 		lk.unlock();
-		proto::Bytes frame = proto::encode(type, seq, payload, len);
-		{
-			std::lock_guard w(write_mu_);
-			for (std::size_t off = 0; off < frame.size();) {
-				ssize_t put = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
-				if (put < 0 && errno == EINTR)
-					continue;
-				if (put <= 0) {
-					::shutdown(fd_, SHUT_RDWR);	// the reader reports the loss
-					break;
-				}
-				off += static_cast<std::size_t>(put);
-			}
-		}
+		send_frame(type, seq, payload, len);
 		lk.lock();
 		bool answered = cv_.wait_for(lk, std::chrono::milliseconds(settings().call_timeout_ms),
 					     [&] { return dead_ || pending_[seq].has_value(); });

@@ -9,12 +9,15 @@
 //   where NAME -> ok DEVICE_BYTES HOST_BYTES (fake driver only, else -1 -1)
 //   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
+//   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   quit
 #include <cuda.h>
 #include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -232,6 +235,23 @@ int main(int argc, char **argv)
 			int status = 0;
 			waitpid(pid, &status, 0);
 			out << "ok " << status;
+		} else if (cmd == "bench") {
+			int n = std::stoi(name);
+			std::size_t mib = 0;
+			in >> mib;
+			std::vector<long long> ns;
+			CUresult r = CUDA_SUCCESS;
+			for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
+				CUdeviceptr p = 0;
+				auto t = std::chrono::steady_clock::now();
+				r = api.alloc(&p, mib << 20);
+				if (r == CUDA_SUCCESS)
+					r = api.free(p);
+				ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+						     std::chrono::steady_clock::now() - t).count());
+			}
+			std::sort(ns.begin(), ns.end());
+			out << (r ? "err " + std::to_string(r) : "ok " + std::to_string(ns[ns.size() / 2]));
 		} else if (cmd == "quit") {
 			std::printf("ok\n");
 			return 0;
