@@ -10,6 +10,7 @@
 //   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
+//   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
 //   quit
 #include <cuda.h>
 #include <dlfcn.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -252,6 +255,28 @@ int main(int argc, char **argv)
 			}
 			std::sort(ns.begin(), ns.end());
 			out << (r ? "err " + std::to_string(r) : "ok " + std::to_string(ns[ns.size() / 2]));
+		} else if (cmd == "threads") {
+			int rounds = 0;
+			in >> rounds;
+			std::atomic<int> bad{0};
+			std::vector<std::thread> pool;
+			for (int t = 0; t < std::stoi(name); t++)
+				pool.emplace_back([&, t] {
+					cuCtxSetCurrent(ctx);
+					for (int r = 0; r < rounds; r++) {
+						std::string tag = "t" + std::to_string(t) + "r" + std::to_string(r);
+						std::size_t size = std::size_t(1 + (t + r) % 4) << 20;
+						CUdeviceptr p = 0;
+						auto want = pattern(tag, size);
+						std::vector<std::uint32_t> got(want.size());
+						if (api.alloc(&p, size) || cuMemcpyHtoD(p, want.data(), size) ||
+						    cuMemcpyDtoH(got.data(), p, size) || got != want || api.free(p))
+							bad++;
+					}
+				});
+			for (auto &th : pool)
+				th.join();
+			out << (bad ? "bad " + std::to_string(bad.load()) : "ok");
 		} else if (cmd == "quit") {
 			std::printf("ok\n");
 			return 0;

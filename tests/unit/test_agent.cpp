@@ -300,3 +300,23 @@ BOOST_AUTO_TEST_CASE(tags_take_their_priority_from_the_file)
 	BOOST_TEST(a.cmd("tag s nosuchtag") == "err -2");
 	BOOST_TEST(a.errors().find(file + ":3") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(threads_allocate_and_free_at_once)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu);
+	BOOST_TEST(a.cmd("threads 8 40", 60s) == "ok");
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 0; }));
+	BOOST_TEST(usage(a)[1] == 0u);	// nothing left on the device
+}
+
+BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_CONTEXT_BYTES", "16M"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc b 8"), "ok");
+	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 32 * MiB);
+}
