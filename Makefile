@@ -62,7 +62,8 @@ endif
 # Test-only fake driver and the programs that run under the agent.
 FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/pic/%.o,$(wildcard tests/fakecuda/*.cpp))
 FAKECUDA_LIB := $(BUILD)/tests/fakecuda/libcuda.so.1
-AGENT_TEST_BIN := $(patsubst tests/agent/%.cpp,$(BUILD)/tests/agent/%,$(wildcard tests/agent/*.cpp))
+AGENT_TEST_BIN := $(patsubst tests/agent/%.cpp,$(BUILD)/tests/agent/%,$(wildcard tests/agent/*.cpp)) \
+	$(BUILD)/tests/agent/libnccl-standin.so
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 
 # libFuzzer targets (clang-14), each run for a bounded number of inputs
@@ -110,6 +111,11 @@ $(FAKECUDA_LIB): $(FAKECUDA_OBJ)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $^ -o $@ -lpthread
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+$(BUILD)/tests/agent/libnccl-standin.so: tests/agent/standin/nccl_standin.c $(FAKECUDA_LIB)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -shared -isystem $(CUDA_INC) $< -o $@ \
+		-L$(BUILD)/tests/fakecuda -lcuda
 
 $(BUILD)/tests/agent/%: $(BUILD)/tests/agent/%.o $(FAKECUDA_LIB)
 	@mkdir -p $(@D)

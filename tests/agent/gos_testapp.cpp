@@ -11,6 +11,7 @@
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
+//   comm NAME MIB  -> allocated by libnccl-standin.so (next to this program)
 //   quit
 #include <cuda.h>
 #include <dlfcn.h>
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -126,6 +128,27 @@ F optional_symbol(const char *name)
 	return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
 }
 
+struct CommLibrary {
+	int (*alloc)(CUdeviceptr *, size_t);
+	int (*free)(CUdeviceptr);
+};
+
+// libnccl-standin.so, found beside this program.
+const CommLibrary &comm_library()
+{
+	static CommLibrary lib = [] {
+		std::string self = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+		void *h = dlopen((self + "/libnccl-standin.so").c_str(), RTLD_NOW);
+		if (!h) {
+			std::fprintf(stderr, "%s\n", dlerror());
+			std::exit(2);
+		}
+		return CommLibrary{reinterpret_cast<int (*)(CUdeviceptr *, size_t)>(dlsym(h, "standin_alloc")),
+				   reinterpret_cast<int (*)(CUdeviceptr)>(dlsym(h, "standin_free"))};
+	}();
+	return lib;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -146,7 +169,8 @@ int main(int argc, char **argv)
 		std::string cmd, name;
 		in >> cmd >> name;
 		std::ostringstream out;
-		if (cmd == "alloc" || cmd == "async" || cmd == "managed" || cmd == "pitch" || cmd == "vmm") {
+		if (cmd == "alloc" || cmd == "async" || cmd == "managed" || cmd == "pitch" || cmd == "vmm" ||
+		    cmd == "comm") {
 			std::size_t mib = 0;
 			in >> mib;
 			Buf b;
@@ -159,6 +183,8 @@ int main(int argc, char **argv)
 				r = api.alloc_async(&b.ptr, b.size, nullptr);
 			else if (cmd == "managed")
 				r = api.managed(&b.ptr, b.size, CU_MEM_ATTACH_GLOBAL);
+			else if (cmd == "comm")
+				r = static_cast<CUresult>(comm_library().alloc(&b.ptr, b.size));
 			else if (cmd == "pitch") {
 				std::size_t pitch = 0;
 				r = api.pitch(&b.ptr, &pitch, 1000, b.size / 1024, 4);
@@ -182,7 +208,8 @@ int main(int argc, char **argv)
 		} else if (cmd == "free" && bufs.count(name)) {
 			Buf b = bufs[name];
 			bufs.erase(name);
-			CUresult r = b.how == "vmm" ? api.release(b.handle)
+			CUresult r = b.how == "vmm"    ? api.release(b.handle)
+				     : b.how == "comm" ? static_cast<CUresult>(comm_library().free(b.ptr))
 				     : b.how == "async" ? api.free_async(b.ptr, nullptr)
 							: api.free(b.ptr);
 			out << (r == CUDA_SUCCESS ? "ok" : "err " + std::to_string(r));

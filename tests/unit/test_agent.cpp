@@ -264,6 +264,25 @@ BOOST_AUTO_TEST_CASE(small_allocations_stay_plain_device_memory)
 	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 10 * MiB);
 }
 
+BOOST_AUTO_TEST_CASE(communication_libraries_keep_plain_device_memory)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("comm nccl 64"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc mine 96"), "ok");
+	std::ifstream in(n.gpu.calls);
+	std::stringstream s;
+	s << in.rdbuf();
+	BOOST_TEST(count(s.str(), "cuMemAlloc ") == 1u);	// the library's, as plain device memory
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc x 160"), "ok");	// A must give up 32 MiB: from its own buffer
+	BOOST_TEST(eventually([&] { return a.where("mine").second >= 32 * MiB; }, 10s));
+	BOOST_TEST(a.where("nccl").first == 64 * MiB);
+	BOOST_TEST(a.cmd("verify nccl") == "ok");
+	BOOST_TEST(a.cmd("free nccl") == "ok");
+}
+
 BOOST_AUTO_TEST_CASE(mem_info_is_the_jobs_view)
 {
 	Node n;
