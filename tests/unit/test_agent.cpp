@@ -180,10 +180,10 @@ BOOST_AUTO_TEST_CASE(a_stopped_victim_does_not_stall_others)
 	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 200"), "ok");
 	a.signal(SIGSTOP);
-	auto start = std::chrono::steady_clock::now();
+	// Answered while A cannot move anything: had B waited for A, this
+	// would time out with A stopped for good.
 	BOOST_TEST(b.cmd("alloc b 200") == "ok");
 	BOOST_TEST(b.cmd("verify b") == "ok");
-	BOOST_TEST((std::chrono::steady_clock::now() - start < 3s));
 	BOOST_TEST(usage(b)[3] == 0u);	// B waited on the host, not on A's memory
 	a.signal(SIGCONT);
 	BOOST_TEST(a.cmd("verify a") == "ok");
