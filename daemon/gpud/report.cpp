@@ -78,41 +78,6 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"ranks", job.ranks}};
 }
 
-std::string report_summary(const nlohmann::json &r)
-{
-	std::ostringstream s;
-	char line[256];
-	s << "gpuoversub report for job " << r["job"].get<std::uint64_t>() << "\n";
-	s << "  peak on GPU " << format_bytes(r["peak_device_bytes"]) << ", peak in host RAM "
-	  << format_bytes(r["peak_host_bytes"]) << "\n";
-	s << "  evicted " << format_bytes(r["bytes_evicted"]) << " in " << r["evictions"].get<std::uint64_t>()
-	  << " chunks, returned " << format_bytes(r["bytes_returned"]) << " in " << r["returns"].get<std::uint64_t>()
-	  << " chunks\n";
-	std::snprintf(line, sizeof line, "  oversubscribed for %.1f s; allocation latency added p50 %.1f us, p99 %.1f us\n",
-		      r["oversubscribed_s"].get<double>(), r["alloc_latency_us"]["p50"].get<double>(),
-		      r["alloc_latency_us"]["p99"].get<double>());
-	s << line;
-	s << "  throttled " << r["throttle_events"].get<std::uint64_t>() << " times, advice given "
-	  << r["advice_events"].get<std::uint64_t>() << " times\n";
-	for (const auto &rk : r["ranks"])
-		s << "  rank " << rk["rank"].get<int>() << " (pid " << rk["pid"].get<int>() << "): "
-		  << rk["allocs"].get<std::uint64_t>() << " allocations, " << format_bytes(rk["bytes_allocated"])
-		  << ", evicted " << format_bytes(rk["bytes_evicted"]) << "\n";
-	return s.str();
-}
-
-std::string report_compact(const nlohmann::json &r)
-{
-	nlohmann::json c = {{"gos", 1},
-			    {"peak_dev", r["peak_device_bytes"]},
-			    {"peak_host", r["peak_host_bytes"]},
-			    {"evicted", r["bytes_evicted"]},
-			    {"returned", r["bytes_returned"]},
-			    {"oversub_s", r["oversubscribed_s"]},
-			    {"p99_us", r["alloc_latency_us"]["p99"]}};
-	return c.dump();
-}
-
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary)
 {
 	make_dirs(dir);

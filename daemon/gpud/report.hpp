@@ -9,14 +9,12 @@
 
 #include "gpud/gpus.hpp"
 #include "gpud/jobs.hpp"
+#include "gpud/report_text.hpp"
 
 namespace gos::gpud {
 
 // live[i] are the engine counters of job.gpus[i] now (zeros if none).
 nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus);
-std::string report_summary(const nlohmann::json &report);
-// The compact one-line form for Slurm's AdminComment.
-std::string report_compact(const nlohmann::json &report);
 // Writes <dir>/job-<id>.json (and .txt); throws on I/O failure.
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary);
 

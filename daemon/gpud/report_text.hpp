@@ -1,0 +1,15 @@
+// A job's report as text: the summary people read (the daemon's .txt file,
+// the SPANK epilog's log line) and the compact line for AdminComment.
+// Apart from the rest of the report code, so the SPANK plugin can link it.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gos::gpud {
+
+std::string report_summary(const nlohmann::json &report);
+std::string report_compact(const nlohmann::json &report);
+
+} // namespace gos::gpud
