@@ -55,9 +55,21 @@ AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
 AGENT_MAP := $(BUILD)/mpi-hooks/agent.map
 ifeq ($(SANITIZE),1)
   SO_LDFLAGS :=
+  SPANK_LDFLAGS :=
 else
   SO_LDFLAGS := -Wl,-z,defs -static-libstdc++ -static-libgcc
+  # The SPANK API comes from the Slurm process that loads the plugin.
+  SPANK_LDFLAGS := -static-libstdc++ -static-libgcc
 endif
+
+# The SPANK plugin: hardened, its own libstdc++, only the SPANK symbols out.
+SPANK_SRC := $(wildcard spank/*.cpp) daemon/proto/wire.cpp daemon/proto/client.cpp daemon/common/units.cpp \
+	daemon/common/atomic_file.cpp daemon/config/config.cpp daemon/gpud/report_text.cpp
+SPANK_OBJ := $(SPANK_SRC:%.cpp=$(BUILD)/spank-pic/%.o)
+SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
+HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+SPANK_CXXFLAGS := $(CXXFLAGS_ALL) -I. $(HARDEN) -fPIC -fvisibility=hidden \
+	-DGOS_AGENT_PATH='"$(PREFIX)/lib/libgpuoversub.so"'
 
 # Test-only fake driver and the programs that run under the agent.
 FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/pic/%.o,$(wildcard tests/fakecuda/*.cpp))
@@ -79,7 +91,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo fuzz check-gpu bench-gpu
-all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB)
+all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB) $(SPANK_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
 	@mkdir -p $(@D)
@@ -106,6 +118,20 @@ $(AGENT_LIB): $(AGENT_OBJ) $(AGENT_MAP)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) -shared -Wl,-soname,libgpuoversub.so -Wl,--version-script=$(AGENT_MAP) \
 		$(SO_LDFLAGS) $(AGENT_OBJ) -o $@ -ldl -lpthread
+
+# PREFIX is compiled in (the agent's path), so the objects depend on it.
+$(BUILD)/spank-pic/%.o: %.cpp $(BUILD)/spank-pic/prefix-$(subst /,_,$(PREFIX))
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) $(SPANK_CXXFLAGS) -c $< -o $@
+
+$(BUILD)/spank-pic/prefix-%:
+	@mkdir -p $(@D)
+	rm -f $(@D)/prefix-* && touch $@
+
+$(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
+	@mkdir -p $(@D)
+	$(CXX) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/spank.map -Wl,-z,relro,-z,now \
+		$(SPANK_LDFLAGS) $(SPANK_OBJ) -o $@ -lyaml
 
 $(FAKECUDA_LIB): $(FAKECUDA_OBJ)
 	@mkdir -p $(@D)

@@ -108,6 +108,7 @@ void Daemon::handle(Session &s, const proto::Frame &f)
 		{GOS_REQ_REPORT, {&Daemon::report, Caller::anyone}},
 		{GOS_REQ_STEP_REGISTER, {&Daemon::step_register, Caller::root}},
 		{GOS_REQ_STEP_END, {&Daemon::step_end, Caller::root}},
+		{GOS_REQ_JOB_END, {&Daemon::job_end, Caller::root}},
 		{GOS_REQ_TASK_REGISTER, {&Daemon::task_register, Caller::root}},
 	};
 	Reply r;
@@ -438,6 +439,25 @@ Daemon::Reply Daemon::step_end(Session &, const proto::Frame &f)
 	} else {
 		save(it->second);
 	}
+	return {};
+}
+
+// The epilog's word that the job is over, whatever steps did not say so
+// (a slurmstepd killed before its exit hook).
+Daemon::Reply Daemon::job_end(Session &, const proto::Frame &f)
+{
+	gos_req_job req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	auto it = jobs_.find(req.job_id);
+	if (it == jobs_.end())
+		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not registered on this node", {}};
+	if (!it->second.steps.empty())
+		GOS_LOG(log::warning, "job " << req.job_id << " ended with " << it->second.steps.size()
+					     << " step(s) that never said so");
+	it->second.steps.clear();
+	if (finish_job(it->second))
+		jobs_.erase(it);
 	return {};
 }
 

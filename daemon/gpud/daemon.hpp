@@ -77,6 +77,7 @@ private:
 	Reply report(Session &s, const proto::Frame &f);
 	Reply step_register(Session &s, const proto::Frame &f);
 	Reply step_end(Session &s, const proto::Frame &f);
+	Reply job_end(Session &s, const proto::Frame &f);
 	Reply task_register(Session &s, const proto::Frame &f);
 
 	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;

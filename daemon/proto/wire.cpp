@@ -40,7 +40,8 @@ std::optional<std::size_t> request_size(std::uint16_t type)
 	case GOS_REQ_STATS:
 	case GOS_REQ_STATUS:
 	case GOS_REQ_JOBS: return 0;
-	case GOS_REQ_REPORT: return sizeof(gos_req_job);
+	case GOS_REQ_REPORT:
+	case GOS_REQ_JOB_END: return sizeof(gos_req_job);
 	case GOS_REQ_STEP_REGISTER: return sizeof(gos_req_step);
 	case GOS_REQ_STEP_END: return sizeof(gos_req_step_ref);
 	case GOS_REQ_TASK_REGISTER: return sizeof(gos_req_task);

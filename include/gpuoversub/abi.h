@@ -41,7 +41,9 @@ enum gos_wire_type {
 	/* agents again (added in version 1, before any release) */
 	GOS_REQ_PLACEMENT = 14,		/* gos_req_placement -> count state bytes */
 	GOS_REQ_MEMINFO = 15,		/* gos_req_meminfo -> gos_rep_meminfo */
-	GOS_REQ_MAX = 15,
+	/* root only: the SPANK epilog ends whatever steps are left */
+	GOS_REQ_JOB_END = 16,		/* gos_req_job */
+	GOS_REQ_MAX = 16,
 
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */

@@ -1,0 +1,25 @@
+#include "spank/daemon_calls.hpp"
+
+#include <cerrno>
+
+#include "proto/client.hpp"
+
+namespace gos::spank {
+
+Outcome ask_daemon(const std::string &socket, std::uint16_t type, const void *payload, std::size_t len)
+{
+	Outcome o;
+	try {
+		proto::Client c(socket);
+		proto::Reply r = c.call(type, payload, len, 5000);
+		o.status = r.status;
+		o.error = r.error;
+		o.body.assign(r.body.begin(), r.body.end());
+	} catch (const std::exception &e) {
+		o.status = -ENOTCONN;
+		o.error = e.what();
+	}
+	return o;
+}
+
+} // namespace gos::spank

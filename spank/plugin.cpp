@@ -1,0 +1,300 @@
+// spank_gpuoversub.so: the SPANK hooks, dispatched by context.
+//   allocator/local (sbatch, salloc, srun; the user): validate the option
+//     and the admin's ceiling, refuse bad values at submit time;
+//   remote (slurmstepd; root): register the step and every task with
+//     gpuoversubd, put the agent in front of the tasks' LD_PRELOAD, end the
+//     step at exit;
+//   job_script (the epilog; root): see epilog.cpp.
+// A job without the option is not touched.
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+// spank.h declares the hooks outside its extern "C", and SPANK_PLUGIN's
+// const globals would get internal linkage in C++: declare them first.
+#pragma GCC visibility push(default)
+extern "C" {
+#include <slurm/spank.h>
+extern const char plugin_name[], plugin_type[];
+extern const unsigned int plugin_version, spank_plugin_version;
+SPANK_PLUGIN(gpuoversub, 1)
+}
+#pragma GCC visibility pop
+
+#include "config/config.hpp"
+#include "spank/daemon_calls.hpp"
+#include "spank/epilog.hpp"
+#include "spank/plugstack_args.hpp"
+#include "spank/request.hpp"
+#include "spank/step_env.hpp"
+
+#ifndef GOS_AGENT_PATH
+#define GOS_AGENT_PATH "/usr/local/lib/libgpuoversub.so"
+#endif
+
+#define GOS_EXPORT extern "C" __attribute__((visibility("default")))
+
+using namespace gos::spank;
+
+namespace {
+
+struct State {
+	PlugstackArgs args;
+	bool option_given = false;
+	Request option;
+	Request effective;
+	bool managed = false;		// the step is registered, or will be
+	bool step_registered = false;
+};
+
+State state;
+
+int on_option(int, const char *optarg, int)
+{
+	std::string why;
+	auto r = parse_request(optarg ? optarg : "", why);
+	if (!r) {
+		slurm_error("[gpuoversub] %s", why.c_str());
+		return -1;
+	}
+	state.option_given = true;
+	state.option = *r;
+	return 0;
+}
+
+struct spank_option oversub_option = {
+	const_cast<char *>("gpu-mem-oversub"), const_cast<char *>("off|FACTOR|SIZE"),
+	const_cast<char *>("[gpuoversub] Share this job's GPUs with memory oversubscription: up to FACTOR times "
+			   "its fair share (e.g. 2), a SIZE cap (e.g. 40G), or off. Without a value: on, no cap. "
+			   "Default: $SLURM_GPU_MEM_OVERSUB."),
+	2, 0, on_option};
+
+std::string env_of(spank_t sp, const char *name)
+{
+	if (spank_context() != S_CTX_REMOTE) {
+		const char *v = std::getenv(name);
+		return v ? v : "";
+	}
+	char buf[4096];
+	return spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS ? buf : "";
+}
+
+// The option, else the environment, else the plugstack default; then the
+// admin's ceiling. False (after saying why) when the job must not run.
+bool resolve(spank_t sp)
+{
+	Request r = state.args.default_request;
+	std::string why;
+	if (state.option_given) {
+		r = state.option;
+	} else if (std::string env = env_of(sp, "SLURM_GPU_MEM_OVERSUB"); !env.empty()) {
+		auto parsed = parse_request(env, why);
+		if (!parsed) {
+			slurm_error("[gpuoversub] SLURM_GPU_MEM_OVERSUB: %s", why.c_str());
+			return false;
+		}
+		r = *parsed;
+	}
+	if (r.kind == Request::Kind::factor && access(state.args.config.c_str(), R_OK) == 0) {
+		try {
+			auto cfg = gos::config::load_config(state.args.config);
+			std::string message;
+			auto capped = apply_ceiling(r, cfg.max_oversub, cfg.over_ceiling == gos::config::Ceiling::refuse,
+						    message);
+			if (!capped) {
+				slurm_error("[gpuoversub] %s", message.c_str());
+				return false;
+			}
+			if (!message.empty() && spank_context() != S_CTX_REMOTE)
+				slurm_spank_log("[gpuoversub] %s", message.c_str());
+			r = *capped;
+		} catch (const std::exception &e) {
+			slurm_debug("[gpuoversub] no ceiling checked: %s", e.what());
+		}
+	}
+	state.effective = r;
+	return true;
+}
+
+void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
+{
+	std::snprintf(dst, sizeof dst, "%s", src.c_str());
+}
+
+// Registers the step once its GPUs are known. Idempotent in the daemon.
+void register_step(spank_t sp)
+{
+	if (state.step_registered)
+		return;
+	std::string list = env_of(sp, "SLURM_STEP_GPUS");
+	if (list.empty())
+		list = env_of(sp, "SLURM_JOB_GPUS");
+	if (list.empty())
+		list = env_of(sp, "CUDA_VISIBLE_DEVICES");
+	auto gpus = parse_gpu_list(list);
+	if (!gpus)
+		return;	// not known yet, or no GPUs
+	gos_req_step req{};
+	std::uint32_t job = 0, step = 0;
+	uid_t uid = 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	spank_get_item(sp, S_JOB_UID, &uid);
+	req.job_id = job;
+	req.step_id = step;
+	req.uid = uid;
+	for (auto g : *gpus)
+		if (req.ngpus < GOS_MAX_STEP_GPUS)
+			req.gpus[req.ngpus++] = g;
+	req.factor_milli = state.effective.factor_milli();
+	req.size_limit = state.effective.kind == Request::Kind::size ? state.effective.size : 0;
+	copy_name(req.partition, env_of(sp, "SLURM_JOB_PARTITION"));
+	copy_name(req.account, env_of(sp, "SLURM_JOB_ACCOUNT"));
+	copy_name(req.qos, env_of(sp, "SLURM_JOB_QOS"));
+	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_REGISTER, req);
+	if (!o.ok()) {
+		slurm_error("[gpuoversub] job %u step %u: gpuoversubd did not register the step: %s", job, step,
+			    o.error.c_str());
+		return;
+	}
+	state.step_registered = true;
+	slurm_debug("[gpuoversub] job %u step %u registered on GPU(s) %s with --gpu-mem-oversub=%s", job, step,
+		    list.c_str(), state.effective.text().c_str());
+}
+
+int remote_post_opt(spank_t sp)
+{
+	if (!resolve(sp))
+		return -1;
+	if (!state.effective.enabled())
+		return 0;
+	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STATUS, nullptr, 0);
+	if (!o.ok()) {
+		if (state.args.fail_when_daemon_down) {
+			slurm_error("[gpuoversub] the job asked for --gpu-mem-oversub, but gpuoversubd is not reachable "
+				    "(%s), and this cluster's policy is to fail such jobs (on_daemon_down=fail)",
+				    o.error.c_str());
+			return -1;
+		}
+		slurm_info("[gpuoversub] gpuoversubd is not reachable (%s); the step runs without memory "
+			   "oversubscription (on_daemon_down=passthrough)", o.error.c_str());
+		return 0;
+	}
+	state.managed = true;
+	register_step(sp);
+	return 0;
+}
+
+int remote_user_init(spank_t sp)
+{
+	if (!state.managed)
+		return 0;
+	if (access(state.args.agent.c_str(), R_OK) != 0) {
+		slurm_error("[gpuoversub] the agent %s is missing; the step runs without it", state.args.agent.c_str());
+		return 0;
+	}
+	std::vector<std::string> libs = {state.args.agent};
+	bool mpi = !env_of(sp, "SLURM_MPI_TYPE").empty() || !env_of(sp, "OMPI_COMM_WORLD_SIZE").empty() ||
+		   !env_of(sp, "PMIX_RANK").empty();
+	bool hooks_there = access(state.args.mpi_hooks_lib.c_str(), R_OK) == 0;
+	if (state.args.mpi_hooks == MpiHooks::always && !hooks_there)
+		slurm_error("[gpuoversub] mpi_hooks=always, but %s is missing", state.args.mpi_hooks_lib.c_str());
+	if (hooks_there && (state.args.mpi_hooks == MpiHooks::always ||
+			    (state.args.mpi_hooks == MpiHooks::automatic && mpi)))
+		libs.push_back(state.args.mpi_hooks_lib);
+	std::string preload = preload_with(env_of(sp, "LD_PRELOAD"), libs);
+	if (spank_setenv(sp, "LD_PRELOAD", preload.c_str(), 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "GPUOVERSUB_SOCKET", state.args.socket.c_str(), 1) != ESPANK_SUCCESS)
+		slurm_error("[gpuoversub] cannot set the tasks' environment; the step runs without the agent");
+	return 0;
+}
+
+// In each task, after fork and before exec, still root: the task is known
+// to the daemon before it can allocate anything.
+int remote_task_privileged(spank_t sp)
+{
+	if (!state.managed)
+		return 0;
+	register_step(sp);
+	gos_req_task t{};
+	std::uint32_t job = 0, step = 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	t.job_id = job;
+	t.step_id = step;
+	t.pid = static_cast<std::uint32_t>(getpid());
+	Outcome o = ask_daemon(state.args.socket, GOS_REQ_TASK_REGISTER, t);
+	if (!o.ok())
+		slurm_error("[gpuoversub] job %u: task %u not registered: %s", job, t.pid, o.error.c_str());
+	return 0;
+}
+
+int remote_exit(spank_t sp)
+{
+	if (!state.managed)
+		return 0;
+	gos_req_step_ref ref{};
+	std::uint32_t job = 0, step = 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	ref.job_id = job;
+	ref.step_id = step;
+	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
+	if (!o.ok() && o.status != -ENOENT)
+		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
+	return 0;
+}
+
+} // namespace
+
+GOS_EXPORT int slurm_spank_init(spank_t sp, int ac, char *av[])
+{
+	state = State{};
+	state.args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
+	for (const auto &e : state.args.errors)
+		slurm_error("[gpuoversub] %s", e.c_str());
+	if (spank_context() == S_CTX_SLURMD)
+		return 0;
+	if (spank_option_register(sp, &oversub_option) != ESPANK_SUCCESS) {
+		slurm_error("[gpuoversub] cannot register --gpu-mem-oversub");
+		return -1;
+	}
+	return 0;
+}
+
+GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
+{
+	switch (spank_context()) {
+	case S_CTX_ALLOCATOR:
+	case S_CTX_LOCAL: return resolve(sp) ? 0 : -1;
+	case S_CTX_REMOTE: return remote_post_opt(sp);
+	default: return 0;
+	}
+}
+
+GOS_EXPORT int slurm_spank_user_init(spank_t sp, int, char *[])
+{
+	return spank_context() == S_CTX_REMOTE ? remote_user_init(sp) : 0;
+}
+
+GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
+{
+	return spank_context() == S_CTX_REMOTE ? remote_task_privileged(sp) : 0;
+}
+
+GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
+{
+	return spank_context() == S_CTX_REMOTE ? remote_exit(sp) : 0;
+}
+
+GOS_EXPORT int slurm_spank_job_epilog(spank_t sp, int, char *[])
+{
+	(void)sp;
+	report_job_end(state.args);
+	return 0;	// never non-zero: that would drain the node
+}

@@ -1,0 +1,78 @@
+#include "spank/request.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "common/units.hpp"
+
+namespace gos::spank {
+
+const char *const accepted_values =
+	"off, a FACTOR of the fair share such as 2 or 1.5, or a SIZE such as 40G (units K, M, G, T)";
+
+std::string Request::text() const
+{
+	char buf[64];
+	switch (kind) {
+	case Kind::off: return "off";
+	case Kind::on: return "on";
+	case Kind::factor: std::snprintf(buf, sizeof buf, "%g", factor); return buf;
+	case Kind::size: return format_bytes(size);
+	}
+	return "?";
+}
+
+std::optional<Request> parse_request(std::string_view value, std::string &why)
+{
+	Request r;
+	if (value.empty()) {
+		r.kind = Request::Kind::on;
+		return r;
+	}
+	if (value == "off" || value == "no" || value == "0") {
+		r.kind = Request::Kind::off;
+		return r;
+	}
+	double f = 0;
+	auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
+	if (ec == std::errc() && end == value.data() + value.size()) {
+		if (!std::isfinite(f) || f <= 0 || f > 1000) {
+			why = "--gpu-mem-oversub=" + std::string(value) + ": a FACTOR must be above 0 and at most 1000";
+			return std::nullopt;
+		}
+		r.kind = Request::Kind::factor;
+		r.factor = f;
+		return r;
+	}
+	auto size = parse_size(value);
+	if (!size || !*size) {
+		why = "--gpu-mem-oversub=" + std::string(value) + " is not understood; accepted: " + accepted_values;
+		return std::nullopt;
+	}
+	r.kind = Request::Kind::size;
+	r.size = *size;
+	return r;
+}
+
+std::optional<Request> apply_ceiling(Request r, double max_factor, bool refuse, std::string &message)
+{
+	message.clear();
+	if (r.kind != Request::Kind::factor || r.factor <= max_factor)
+		return r;
+	char buf[256];
+	if (refuse) {
+		std::snprintf(buf, sizeof buf,
+			      "--gpu-mem-oversub=%g is refused: this cluster allows a factor of at most %g", r.factor,
+			      max_factor);
+		message = buf;
+		return std::nullopt;
+	}
+	std::snprintf(buf, sizeof buf, "--gpu-mem-oversub=%g is clamped to this cluster's ceiling of %g", r.factor,
+		      max_factor);
+	message = buf;
+	r.factor = max_factor;
+	return r;
+}
+
+} // namespace gos::spank
