@@ -1,19 +1,15 @@
 #include "spank/epilog.hpp"
 
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
-#include <thread>
 
 extern "C" {
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 }
 
@@ -24,40 +20,53 @@ extern "C" {
 #include "gpud/report_text.hpp"
 #include "spank/daemon_calls.hpp"
 
-extern char **environ;
-
 namespace gos::spank {
 namespace {
 
-// scontrol update JobId=N AdminComment=LINE, given 10 s.
+// Through the Slurm API of the process that runs the epilog (slurmstepd
+// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
 void set_admin_comment(std::uint64_t job, const std::string &line)
 {
-	std::string id = "JobId=" + std::to_string(job), comment = "AdminComment=" + line;
-	char *argv[] = {const_cast<char *>("scontrol"), const_cast<char *>("update"), id.data(), comment.data(),
-			nullptr};
-	pid_t pid;
-	if (int err = posix_spawnp(&pid, "scontrol", nullptr, nullptr, argv, environ)) {
-		slurm_error("[gpuoversub] job %lu: cannot run scontrol for AdminComment: %s",
-			    static_cast<unsigned long>(job), std::strerror(err));
-		return;
+	job_desc_msg_t desc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = static_cast<std::uint32_t>(job);
+	desc.admin_comment = const_cast<char *>(line.c_str());
+	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+		slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
+			    slurm_strerror(slurm_get_errno()));
+}
+
+// The policy file's or the plugstack's word on AdminComment.
+bool comment_wanted(const PlugstackArgs &args)
+{
+	if (args.report_admin_comment)
+		return true;
+	try {
+		return config::load_config(args.config).report_admin_comment;
+	} catch (const std::exception &) {
+		return false;
 	}
-	int status = 0;
-	for (int i = 0; i < 100; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			if (!WIFEXITED(status) || WEXITSTATUS(status))
-				slurm_error("[gpuoversub] job %lu: scontrol could not set AdminComment",
-					    static_cast<unsigned long>(job));
-			return;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(100));
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	slurm_error("[gpuoversub] job %lu: scontrol did not finish in 10 s; AdminComment not set",
-		    static_cast<unsigned long>(job));
 }
 
 } // namespace
+
+void comment_when_over(const PlugstackArgs &args, std::uint64_t job)
+{
+	if (!comment_wanted(args))
+		return;
+	gos_req_job req{job};
+	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
+	if (!rep.ok())
+		return;
+	auto report = nlohmann::json::parse(rep.body, nullptr, false);
+	if (report.is_discarded() || !report.is_object() || report.value("ended", std::string()).empty())
+		return;	// other steps still run; the last one comments
+	try {
+		set_admin_comment(job, gpud::report_compact(report));
+	} catch (const std::exception &e) {
+		slurm_error("[gpuoversub] job %lu: report incomplete: %s", static_cast<unsigned long>(job), e.what());
+	}
+}
 
 void report_job_end(const PlugstackArgs &args)
 {
@@ -84,10 +93,8 @@ void report_job_end(const PlugstackArgs &args)
 		std::istringstream lines(gpud::report_summary(report));
 		for (std::string line; std::getline(lines, line);)
 			slurm_info("[gpuoversub] %s", line.c_str());
-		bool comment = args.report_admin_comment;
 		try {
 			auto cfg = config::load_config(args.config);
-			comment = comment || cfg.report_admin_comment;
 			std::string path = cfg.report_dir + "/job-" + std::string(id) + ".json";
 			struct stat st;
 			if (stat(path.c_str(), &st) != 0) {	// the daemon writes it; this covers a report it could not
@@ -97,8 +104,6 @@ void report_job_end(const PlugstackArgs &args)
 		} catch (const std::exception &e) {
 			slurm_debug("[gpuoversub] job %s: policy or report directory: %s", id, e.what());
 		}
-		if (comment)
-			set_admin_comment(req.job_id, gpud::report_compact(report));
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %s: report incomplete: %s", id, e.what());
 	}

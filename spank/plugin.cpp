@@ -50,6 +50,7 @@ struct State {
 	Request effective;
 	bool managed = false;		// the step is registered, or will be
 	bool step_registered = false;
+	std::string refusal;		// on_daemon_down=fail: why each task fails
 };
 
 State state;
@@ -88,16 +89,19 @@ std::string env_of(spank_t sp, const char *name)
 // admin's ceiling. False (after saying why) when the job must not run.
 bool resolve(spank_t sp)
 {
+	auto refuse = [](const std::string &why) {
+		slurm_error("[gpuoversub] %s", why.c_str());
+		state.refusal = why;
+		return false;
+	};
 	Request r = state.args.default_request;
 	std::string why;
 	if (state.option_given) {
 		r = state.option;
 	} else if (std::string env = env_of(sp, "SLURM_GPU_MEM_OVERSUB"); !env.empty()) {
 		auto parsed = parse_request(env, why);
-		if (!parsed) {
-			slurm_error("[gpuoversub] SLURM_GPU_MEM_OVERSUB: %s", why.c_str());
-			return false;
-		}
+		if (!parsed)
+			return refuse("SLURM_GPU_MEM_OVERSUB: " + why);
 		r = *parsed;
 	}
 	if (r.kind == Request::Kind::factor && access(state.args.config.c_str(), R_OK) == 0) {
@@ -106,10 +110,8 @@ bool resolve(spank_t sp)
 			std::string message;
 			auto capped = apply_ceiling(r, cfg.max_oversub, cfg.over_ceiling == gos::config::Ceiling::refuse,
 						    message);
-			if (!capped) {
-				slurm_error("[gpuoversub] %s", message.c_str());
-				return false;
-			}
+			if (!capped)
+				return refuse(message);
 			if (!message.empty() && spank_context() != S_CTX_REMOTE)
 				slurm_spank_log("[gpuoversub] %s", message.c_str());
 			r = *capped;
@@ -170,16 +172,18 @@ void register_step(spank_t sp)
 int remote_post_opt(spank_t sp)
 {
 	if (!resolve(sp))
-		return -1;
+		return 0;	// each task fails (task_init): failing here would drain the node
 	if (!state.effective.enabled())
 		return 0;
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STATUS, nullptr, 0);
 	if (!o.ok()) {
 		if (state.args.fail_when_daemon_down) {
-			slurm_error("[gpuoversub] the job asked for --gpu-mem-oversub, but gpuoversubd is not reachable "
-				    "(%s), and this cluster's policy is to fail such jobs (on_daemon_down=fail)",
-				    o.error.c_str());
-			return -1;
+			// Failing here would fail the launch and drain the node;
+			// each task fails instead (task_init).
+			state.refusal = "the job asked for --gpu-mem-oversub, but gpuoversubd is not reachable (" +
+					o.error + "), and this cluster's policy is to fail such jobs (on_daemon_down=fail)";
+			slurm_error("[gpuoversub] %s", state.refusal.c_str());
+			return 0;
 		}
 		slurm_info("[gpuoversub] gpuoversubd is not reachable (%s); the step runs without memory "
 			   "oversubscription (on_daemon_down=passthrough)", o.error.c_str());
@@ -247,6 +251,7 @@ int remote_exit(spank_t sp)
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
 	if (!o.ok() && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
+	comment_when_over(state.args, job);
 	return 0;
 }
 
@@ -287,14 +292,26 @@ GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
 	return spank_context() == S_CTX_REMOTE ? remote_task_privileged(sp) : 0;
 }
 
+// In each task, as the user, just before exec.
+GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
+{
+	if (spank_context() != S_CTX_REMOTE || state.refusal.empty())
+		return 0;
+	std::fprintf(stderr, "gpuoversub: %s\n", state.refusal.c_str());
+	return -1;
+}
+
 GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
 {
 	return spank_context() == S_CTX_REMOTE ? remote_exit(sp) : 0;
 }
 
-GOS_EXPORT int slurm_spank_job_epilog(spank_t sp, int, char *[])
+// Slurm calls no init in the epilog's process: the arguments come here.
+GOS_EXPORT int slurm_spank_job_epilog(spank_t, int ac, char *av[])
 {
-	(void)sp;
-	report_job_end(state.args);
+	PlugstackArgs args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
+	for (const auto &e : args.errors)
+		slurm_error("[gpuoversub] %s", e.c_str());
+	report_job_end(args);
 	return 0;	// never non-zero: that would drain the node
 }

@@ -1,0 +1,125 @@
+# A private single-node Slurm for tests and the demo: munge, slurmctld and
+# slurmd on localhost with fake GPU GRES devices, our SPANK plugin in the
+# plugstack, and gpuoversubd with simulated GPUs. Needs root.
+#   slurm_up DIR [PLUGSTACK_ARGS...]   slurm_down   plugstack ARGS...
+# Sets SLURM_CONF, GOS_DIR, GOS_SOCK. Jobs share GPU 0 through shards.
+
+GOS_BUILD=$(realpath "${BUILD:-build}")
+GOS_ROOT=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
+
+plugstack() {
+	echo "required $GOS_BUILD/lib/spank_gpuoversub.so socket=$GOS_SOCK agent=$GOS_BUILD/lib/libgpuoversub.so config=$GOS_DIR/gpuoversub.yaml $*" \
+		>"$GOS_DIR/etc/plugstack.conf"
+}
+
+gos_daemon_start() {
+	"$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/gpuoversub.yaml" </dev/null >/dev/null \
+		2>>"$GOS_DIR/log/gpuoversubd.log" 3>&- &
+	echo $! >"$GOS_DIR/run/gpuoversubd.pid"
+	for _ in $(seq 100); do [ -S "$GOS_SOCK" ] && return 0; sleep 0.05; done
+	echo "gpuoversubd did not start" >&2
+	return 1
+}
+
+gos_daemon_stop() {
+	local pid
+	pid=$(cat "$GOS_DIR/run/gpuoversubd.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+	rm -f "$GOS_SOCK" "$GOS_DIR/run/gpuoversubd.pid"
+}
+
+slurm_up() {
+	GOS_DIR=$1; shift
+	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock
+	mkdir -p "$GOS_DIR"/{etc,state,spool,run,log,reports,gos-state}
+	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK
+	cat >"$SLURM_CONF" <<CONF
+ClusterName=gostest
+SlurmctldHost=localhost(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=$GOS_DIR/state
+SlurmdSpoolDir=$GOS_DIR/spool/slurmd.%n
+SlurmctldPidFile=$GOS_DIR/run/slurmctld.pid
+SlurmdPidFile=$GOS_DIR/run/slurmd.%n.pid
+SlurmctldLogFile=$GOS_DIR/log/slurmctld.log
+SlurmdLogFile=$GOS_DIR/log/slurmd.log
+SlurmctldPort=${GOS_SLURM_PORT:-16817}
+SlurmdPort=$(( ${GOS_SLURM_PORT:-16817} + 1 ))
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=100
+MpiDefault=none
+ReturnToService=2
+KillWait=2
+MinJobAge=300
+PrologFlags=Alloc
+GresTypes=gpu,shard
+PlugStackConfig=$GOS_DIR/etc/plugstack.conf
+NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=2000 Gres=gpu:1,shard:4 State=UNKNOWN
+PartitionName=debug Nodes=node1 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+	[ -e "$GOS_DIR/dev_gpu0" ] || mknod "$GOS_DIR/dev_gpu0" c 1 3
+	cat >"$GOS_DIR/etc/gres.conf" <<CONF
+NodeName=node1 Name=gpu File=$GOS_DIR/dev_gpu0
+NodeName=node1 Name=shard Count=4 File=$GOS_DIR/dev_gpu0
+CONF
+	cat >"$GOS_DIR/gpuoversub.yaml" <<YAML
+socket: $GOS_SOCK
+state_dir: $GOS_DIR/gos-state
+reports: {dir: $GOS_DIR/reports, admin_comment: false}
+reserve: 0
+return_interval: 50ms
+max_oversub: 4
+over_ceiling: clamp
+simulated_gpus:
+  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}
+YAML
+	plugstack "$@"
+	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+		mkdir -p /run/munge && chown munge:munge /run/munge
+		runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 3>&- || return 1
+	fi
+	gos_daemon_start || return 1
+	# Daemons keep no descriptor of ours open (bats waits for them otherwise).
+	slurmctld -c </dev/null >/dev/null 2>&1 3>&- || return 1
+	slurmd -N node1 </dev/null >/dev/null 2>&1 3>&- || return 1
+	for _ in $(seq 200); do
+		[ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && return 0
+		sleep 0.1
+	done
+	echo "slurm did not come up:" >&2
+	tail -20 "$GOS_DIR/log/slurmctld.log" "$GOS_DIR/log/slurmd.log" >&2
+	return 1
+}
+
+slurm_down() {
+	local f pid
+	for f in "$GOS_DIR"/run/slurmd.*.pid "$GOS_DIR/run/slurmctld.pid"; do
+		pid=$(cat "$f" 2>/dev/null) || continue
+		kill "$pid" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+		kill -9 "$pid" 2>/dev/null
+	done
+	pkill -9 -f "slurmstepd.*$GOS_DIR" 2>/dev/null
+	gos_daemon_stop
+}
+
+# Waits until job $1 has finished; prints its state.
+job_wait() {
+	local state
+	for _ in $(seq "${2:-600}"); do
+		state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+		case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) echo "$state"; return 0;; esac
+		sleep 0.1
+	done
+	echo "TIMEOUT_WAITING($state)"
+	return 1
+}
