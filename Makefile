@@ -18,7 +18,7 @@ CUDA_INC ?= /usr/local/cuda/include
 CPPFLAGS += -MMD -MP -Iinclude -Ikmod/engine -isystem $(CUDA_INC)
 CFLAGS_ENGINE := -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow
-CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -Idaemon
+CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -Idaemon -I.
 LDFLAGS_ALL := $(SAN)
 BOOST_TEST := -DBOOST_TEST_DYN_LINK
 BOOST_TEST_LIB := -lboost_unit_test_framework
@@ -34,6 +34,8 @@ DAEMON_SRC := $(filter-out %/main.cpp,$(wildcard daemon/*/*.cpp))
 DAEMON_OBJ := $(DAEMON_SRC:%.cpp=$(BUILD)/%.o)
 DAEMON_LIB := $(BUILD)/lib/libgpuoversub-daemon.a
 LIBS := $(DAEMON_LIB) $(ENGINE_LIB)
+# The SPANK plugin's logic that needs no Slurm, for its unit tests.
+SPANK_LOGIC_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,spank/request.cpp spank/plugstack_args.cpp spank/step_env.cpp)
 SYSLIBS := -lyaml -lhwloc -ldl -lpthread
 
 SIM_BIN := $(BUILD)/bin/gpuoversub-sim
@@ -55,11 +57,8 @@ AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
 AGENT_MAP := $(BUILD)/mpi-hooks/agent.map
 ifeq ($(SANITIZE),1)
   SO_LDFLAGS :=
-  SPANK_LDFLAGS :=
 else
   SO_LDFLAGS := -Wl,-z,defs -static-libstdc++ -static-libgcc
-  # The SPANK API comes from the Slurm process that loads the plugin.
-  SPANK_LDFLAGS := -static-libstdc++ -static-libgcc
 endif
 
 # The SPANK plugin: hardened, its own libstdc++, only the SPANK symbols out.
@@ -68,7 +67,8 @@ SPANK_SRC := $(wildcard spank/*.cpp) daemon/proto/wire.cpp daemon/proto/client.c
 SPANK_OBJ := $(SPANK_SRC:%.cpp=$(BUILD)/spank-pic/%.o)
 SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
-SPANK_CXXFLAGS := $(CXXFLAGS_ALL) -I. $(HARDEN) -fPIC -fvisibility=hidden \
+# Never sanitized: slurmstepd, which loads it, is not.
+SPANK_CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Wshadow -Idaemon -I. $(HARDEN) -fPIC -fvisibility=hidden \
 	-DGOS_AGENT_PATH='"$(PREFIX)/lib/libgpuoversub.so"'
 
 # Test-only fake driver and the programs that run under the agent.
@@ -130,8 +130,8 @@ $(BUILD)/spank-pic/prefix-%:
 
 $(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
 	@mkdir -p $(@D)
-	$(CXX) $(LDFLAGS_ALL) -shared -Wl,--version-script=spank/spank.map -Wl,-z,relro,-z,now \
-		$(SPANK_LDFLAGS) $(SPANK_OBJ) -o $@ -lyaml
+	$(CXX) -shared -Wl,--version-script=spank/spank.map -Wl,-z,relro,-z,now \
+		-static-libstdc++ -static-libgcc $(SPANK_OBJ) -o $@ -lyaml
 
 $(FAKECUDA_LIB): $(FAKECUDA_OBJ)
 	@mkdir -p $(@D)
@@ -173,7 +173,7 @@ $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_SUPPORT_OBJ) $(LIBS)
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(UNIT_SUPPORT_OBJ) $(SPANK_LOGIC_OBJ) $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(BOOST_TEST_LIB) $(SYSLIBS)
 
@@ -183,7 +183,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
 check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_BIN)
-	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats
+	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats tests/slurm/*.bats
 
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check

@@ -11,7 +11,8 @@ setup_file() {
 	dir=$(mktemp -d /tmp/gos-slurm-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
 	# What every job inherits (sbatch exports the submitter's environment).
-	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state
+	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
+		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
 	export GOS_DIR GOS_SOCK SLURM_CONF
 }
 

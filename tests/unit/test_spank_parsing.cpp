@@ -1,0 +1,72 @@
+// The SPANK plugin's parsing, without Slurm: option values, the ceiling,
+// plugstack arguments, GPU lists and LD_PRELOAD.
+#define BOOST_TEST_MODULE spank_parsing
+#include <boost/test/unit_test.hpp>
+
+#include "spank/plugstack_args.hpp"
+#include "spank/request.hpp"
+#include "spank/step_env.hpp"
+
+using namespace gos::spank;
+
+BOOST_AUTO_TEST_CASE(option_values)
+{
+	std::string why;
+	BOOST_TEST((parse_request("", why)->kind == Request::Kind::on));
+	BOOST_TEST((parse_request("off", why)->kind == Request::Kind::off));
+	auto f = parse_request("1.5", why);
+	BOOST_TEST((f->kind == Request::Kind::factor));
+	BOOST_TEST(f->factor_milli() == 1500u);
+	auto s = parse_request("40G", why);
+	BOOST_TEST((s->kind == Request::Kind::size));
+	BOOST_TEST(s->size == 40ULL << 30);
+	for (const char *bad : {"lots", "-2", "2x", "nan", "inf", "0G", "1e9"}) {
+		BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!parse_request(bad, why).has_value()); }
+	}
+	parse_request("lots", why);
+	BOOST_TEST(why.find("accepted: off, a FACTOR") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_ceiling_clamps_or_refuses_factors_only)
+{
+	std::string msg, why;
+	auto r = apply_ceiling(*parse_request("8", why), 4, false, msg);
+	BOOST_TEST(r->factor == 4);
+	BOOST_TEST(msg.find("clamped") != std::string::npos);
+	BOOST_TEST(!apply_ceiling(*parse_request("8", why), 4, true, msg).has_value());
+	BOOST_TEST(msg.find("refused") != std::string::npos);
+	BOOST_TEST(apply_ceiling(*parse_request("3", why), 4, true, msg)->factor == 3);
+	BOOST_TEST(msg.empty());
+	BOOST_TEST(apply_ceiling(*parse_request("900G", why), 4, true, msg).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(plugstack_arguments)
+{
+	const char *good[] = {"socket=/run/x.sock", "agent=/opt/g/lib/libgpuoversub.so", "mpi_hooks=never",
+			      "on_daemon_down=fail", "default=2", "report_admin_comment=yes", "config=/etc/g.yaml"};
+	auto a = parse_plugstack_args(7, const_cast<char **>(good), "/usr/lib/libgpuoversub.so");
+	BOOST_TEST(a.errors.empty());
+	BOOST_TEST(a.socket == "/run/x.sock");
+	BOOST_TEST(a.mpi_hooks_lib == "/opt/g/lib/libgpuoversub_mpi.so");
+	BOOST_TEST((a.mpi_hooks == MpiHooks::never));
+	BOOST_TEST(a.fail_when_daemon_down);
+	BOOST_TEST(a.default_request.factor_milli() == 2000u);
+	BOOST_TEST(a.report_admin_comment);
+	const char *bad[] = {"bogus=1", "socket=relative", "mpi_hooks=sometimes", "default=lots", "noequals",
+			     "on_daemon_down=maybe", "report_admin_comment=1", "default="};
+	auto b = parse_plugstack_args(8, const_cast<char **>(bad), "/usr/lib/libgpuoversub.so");
+	BOOST_TEST(b.errors.size() == 8u);
+	BOOST_TEST(b.errors[0].find("'bogus'") != std::string::npos);
+	BOOST_TEST(b.agent == "/usr/lib/libgpuoversub.so");
+}
+
+BOOST_AUTO_TEST_CASE(gpu_lists_and_preload)
+{
+	BOOST_TEST((*parse_gpu_list("0,2-3") == std::vector<std::uint32_t>{0, 2, 3}));
+	BOOST_TEST((*parse_gpu_list("1") == std::vector<std::uint32_t>{1}));
+	for (const char *bad : {"", "GPU-0a1b", "3-1", "1,,2", "0-1000", "a"}) {
+		BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!parse_gpu_list(bad).has_value()); }
+	}
+	BOOST_TEST(preload_with("", {"/a.so"}) == "/a.so");
+	BOOST_TEST(preload_with("/x.so:/a.so /y.so", {"/a.so", "/m.so"}) == "/a.so /m.so /x.so /y.so");
+}
