@@ -90,7 +90,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 
 MAN_PAGES := $(wildcard man/*.[1-8])
 
-.PHONY: all check check-sanitize bench install clean demo fuzz check-gpu bench-gpu
+.PHONY: all check check-sanitize bench install clean demo demo-sim fuzz check-gpu bench-gpu
 all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB) $(SPANK_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
@@ -241,8 +241,12 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/
 fuzz: $(FUZZ_BIN)
 	FUZZ_RUNS=$(FUZZ_RUNS) BUILD=$(BUILD) tests/fuzz/run.sh
 
-# The main job, until the Slurm demo exists: the policy comparison.
-demo: $(SIM_BIN)
+# The main job: a private Slurm, two competing jobs, their reports (root).
+demo: all $(FAKECUDA_LIB) $(BUILD)/tests/agent/gos_testapp
+	BUILD=$(BUILD) examples/demo/demo.sh
+
+# The policy comparison on the example traces.
+demo-sim: $(SIM_BIN)
 	$(SIM_BIN) examples/traces/rodinia-pair.csv
 	$(SIM_BIN) examples/traces/pagedos-150.csv
 	$(SIM_BIN) examples/traces/mixed-8.csv

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# make demo: a private single-node Slurm with gpuoversubd and our SPANK
+# plugin, two competing jobs submitted with sbatch --gpu-mem-oversub, the
+# daemon's view while they run, and their eviction reports. Uses the
+# machine's GPU when there is one; otherwise simulated GPUs and the
+# test-only fake CUDA driver, and says so. Needs root (it starts Slurm).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export BUILD=${BUILD:-build}
+[ "$(id -u)" -eq 0 ] || { echo "make demo starts a private Slurm and must run as root (sudo make demo)"; exit 1; }
+for t in slurmctld slurmd sbatch munge; do
+	command -v $t >/dev/null || { echo "make demo needs $t (apt-get install slurmctld slurmd slurm-client munge)"; exit 1; }
+done
+source tests/slurm/harness.bash
+export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
+dir=$(mktemp -d /tmp/gpuoversub-demo-XXXXXX)
+trap 'slurm_down; rm -rf "$dir"' EXIT
+
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+	gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
+	echo "== Real GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader -i 0), $gpu_mib MiB"
+	export BUFFER_MIB=1024 BUFFERS=$((gpu_mib * 60 / 100 / 1024)) HOLD=10
+	real_gpu=1
+else
+	echo "== No GPU on this machine: the demo uses a simulated 256 MiB GPU and the test-only fake CUDA driver"
+	echo "   (tests/fakecuda), which keeps data in host memory and accounts device residency."
+	export BUFFER_MIB=32 BUFFERS=5 HOLD=6
+	real_gpu=0
+fi
+slurm_up "$dir" || exit 1
+if [ "$real_gpu" -eq 1 ]; then	# the daemon finds the real GPU itself
+	sed -i '/^simulated_gpus:/,$d' "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop && gos_daemon_start || exit 1
+else
+	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state
+fi
+export GOS_DEMO_APP=$GOS_BUILD/tests/agent/gos_testapp
+ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
+
+echo "== Submitting two jobs that together ask $((2 * BUFFERS * BUFFER_MIB)) MiB of the GPU"
+a=$(sbatch --parsable -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
+b=$(sbatch --parsable -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
+echo "   jobs $a and $b"
+for _ in 1 2 3; do
+	sleep 2.5
+	echo "== gpuoversubctl status"
+	ctl status
+done
+rc=0
+for j in "$a" "$b"; do
+	state=$(job_wait "$j" 1200)
+	echo "== job $j: $state"
+	sed 's/^/   /' "$dir/job-$j.out"
+	[ "$state" = COMPLETED ] || rc=1
+done
+sleep 1
+for j in "$a" "$b"; do
+	echo "== gpuoversubctl report $j"
+	ctl report "$j"
+done
+exit $rc
