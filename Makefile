@@ -213,6 +213,9 @@ install: all
 	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(ENGINE_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0755 $(AGENT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/lib/slurm
+	install -m 0755 $(SPANK_LIB) $(DESTDIR)$(PREFIX)/lib/slurm/
+	install -m 0644 config/plugstack.conf $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
 	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/gpuoversub.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
 	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
