@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 // spank.h declares the hooks outside its extern "C", and SPANK_PLUGIN's
 // const globals would get internal linkage in C++: declare them first.
@@ -123,6 +124,14 @@ bool resolve(spank_t sp)
 	return true;
 }
 
+std::pair<std::uint32_t, std::uint32_t> job_and_step(spank_t sp)
+{
+	std::uint32_t job = 0, step = 0;
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	return {job, step};
+}
+
 void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
 {
 	std::snprintf(dst, sizeof dst, "%s", src.c_str());
@@ -142,10 +151,8 @@ void register_step(spank_t sp)
 	if (!gpus)
 		return;	// not known yet, or no GPUs
 	gos_req_step req{};
-	std::uint32_t job = 0, step = 0;
+	auto [job, step] = job_and_step(sp);
 	uid_t uid = 0;
-	spank_get_item(sp, S_JOB_ID, &job);
-	spank_get_item(sp, S_JOB_STEPID, &step);
 	spank_get_item(sp, S_JOB_UID, &uid);
 	req.job_id = job;
 	req.step_id = step;
@@ -225,13 +232,8 @@ int remote_task_privileged(spank_t sp)
 	if (!state.managed)
 		return 0;
 	register_step(sp);
-	gos_req_task t{};
-	std::uint32_t job = 0, step = 0;
-	spank_get_item(sp, S_JOB_ID, &job);
-	spank_get_item(sp, S_JOB_STEPID, &step);
-	t.job_id = job;
-	t.step_id = step;
-	t.pid = static_cast<std::uint32_t>(getpid());
+	auto [job, step] = job_and_step(sp);
+	gos_req_task t{job, step, static_cast<std::uint32_t>(getpid())};
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_TASK_REGISTER, t);
 	if (!o.ok())
 		slurm_error("[gpuoversub] job %u: task %u not registered: %s", job, t.pid, o.error.c_str());
@@ -242,12 +244,8 @@ int remote_exit(spank_t sp)
 {
 	if (!state.managed)
 		return 0;
-	gos_req_step_ref ref{};
-	std::uint32_t job = 0, step = 0;
-	spank_get_item(sp, S_JOB_ID, &job);
-	spank_get_item(sp, S_JOB_STEPID, &step);
-	ref.job_id = job;
-	ref.step_id = step;
+	auto [job, step] = job_and_step(sp);
+	gos_req_step_ref ref{job, step, 0};
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
 	if (!o.ok() && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());

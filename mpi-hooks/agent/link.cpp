@@ -261,12 +261,7 @@ void Agent::after_fork_child()
 	a.link_ = Link::untried;
 	a.warned_ = false;
 	a.lost_ = false;
-	a.streams_mu_.unlock();
-	a.deferred_mu_.unlock();
-	a.queue_mu_.unlock();
-	a.registry_.lock().unlock();
-	a.client_mu_.unlock();
-	a.link_mu_.unlock();
+	after_fork_parent();	// releases the locks, as in the parent
 }
 
 } // namespace gos::agent
