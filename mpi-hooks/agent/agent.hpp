@@ -61,6 +61,9 @@ public:
 	CUresult vmm_release(CUmemGenericAllocationHandle handle);
 	CUresult mem_info(std::size_t *free_bytes, std::size_t *total_bytes);
 
+	// One more kernel launch: a relaxed increment, nothing else.
+	static void count_launch() { launches_.fetch_add(1, std::memory_order_relaxed); }
+
 	// Public API (gpuoversub.h).
 	int set_priority(std::uint64_t ptr, std::uint64_t len, std::uint32_t prio);
 	int set_priority_of_buffer(std::uint64_t ptr, std::uint32_t prio);	// the whole allocation
@@ -87,6 +90,7 @@ private:
 	void execute(const gos_wire_order &o);
 	void advise(const gos_wire_order &o);
 	void reap_deferred(bool wait);
+	void report_activity();
 
 	// placement.cpp
 	CUstream stream_for(CUcontext ctx);
@@ -137,6 +141,9 @@ private:
 	void *advice_ctx_ = nullptr;
 
 	std::atomic<std::uint64_t> evictions_{0}, returns_{0}, bytes_evicted_{0}, bytes_returned_{0};
+	static inline std::atomic<std::uint64_t> launches_{0};
+	std::uint64_t launches_reported_ = 0;
+	std::chrono::steady_clock::time_point next_activity_{};
 };
 
 } // namespace gos::agent

@@ -77,6 +77,11 @@ public:
 		gos_req_meminfo req{gpu, 0};
 		return fixed(GOS_REQ_MEMINFO, req, rep);
 	}
+	int activity(std::uint32_t gpu, std::uint32_t launches) override
+	{
+		gos_req_activity req{gpu, launches};
+		return post(GOS_REQ_ACTIVITY, &req, sizeof req);
+	}
 	std::string error() const override { return last_error; }
 	void abandon() override
 	{

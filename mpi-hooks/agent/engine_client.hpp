@@ -29,6 +29,7 @@ public:
 			      std::vector<std::uint8_t> &states) = 0;
 	virtual int order_done(std::uint64_t order, bool ok, std::uint64_t duration_ns) = 0;
 	virtual int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) = 0;
+	virtual int activity(std::uint32_t gpu, std::uint32_t launches) = 0;	// not waited for
 	virtual std::string error() const = 0;
 	// Closes without telling the engine: for a forked child, whose
 	// connection belongs to its parent.

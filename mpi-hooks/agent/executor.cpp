@@ -2,6 +2,8 @@
 // context, acknowledges them with their duration, frees deferred buffers,
 // and relinks after the daemon went away.
 #include <cerrno>
+#include <algorithm>
+#include <climits>
 #include <optional>
 
 #include "agent.hpp"
@@ -36,12 +38,35 @@ void Agent::run()
 		if (order)
 			execute(*order);
 		reap_deferred(false);
+		report_activity();
 		if (!connected_.load(std::memory_order_acquire)) {
 			std::lock_guard g(link_mu_);
 			if (link_ == Link::down && std::chrono::steady_clock::now() >= next_try_)
 				try_connect();
 		}
 	}
+}
+
+// Every 100 ms (under any sensible balloon period), the launches since the last report, for each GPU the
+// process holds memory on (a process's launches are not told apart by GPU).
+// Zeros are reported too: they are what makes an idle job look idle.
+void Agent::report_activity()
+{
+	auto now = std::chrono::steady_clock::now();
+	auto engine = this->engine();
+	if (now < next_activity_ || !engine)
+		return;
+	next_activity_ = now + std::chrono::milliseconds(100);
+	std::uint64_t total = launches_.load(std::memory_order_relaxed);
+	auto delta = static_cast<std::uint32_t>(std::min<std::uint64_t>(total - launches_reported_, UINT32_MAX));
+	launches_reported_ = total;
+	std::vector<bool> used(ngpus_, false);
+	for (const BufferRef &b : registry_.all())
+		if (b->engine_id && static_cast<std::uint32_t>(b->dev) < ngpus_)
+			used[static_cast<std::size_t>(b->dev)] = true;
+	for (std::uint32_t gpu = 0; gpu < ngpus_; gpu++)
+		if (used[gpu])
+			engine->activity(gpu, delta);
 }
 
 void Agent::execute(const gos_wire_order &o)

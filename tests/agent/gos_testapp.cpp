@@ -12,6 +12,7 @@
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
 //   comm NAME MIB  -> allocated by libnccl-standin.so (next to this program)
+//   busy SECONDS   -> launches kernels for that long (on the fake driver, no-ops)
 //   quit
 #include <cuda.h>
 #include <dlfcn.h>
@@ -304,6 +305,15 @@ int main(int argc, char **argv)
 			for (auto &th : pool)
 				th.join();
 			out << (bad ? "bad " + std::to_string(bad.load()) : "ok");
+		} else if (cmd == "busy") {
+			auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::stod(name));
+			auto *kernel = reinterpret_cast<CUfunction>(&bufs);	// the fake driver runs nothing
+			CUresult r = CUDA_SUCCESS;
+			while (r == CUDA_SUCCESS && std::chrono::steady_clock::now() < until) {
+				r = cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr, nullptr);
+				std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			}
+			out << (r ? "err " + std::to_string(r) : "ok");
 		} else if (cmd == "quit") {
 			std::printf("ok\n");
 			return 0;

@@ -427,6 +427,30 @@ FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
 	return CUDA_SUCCESS;
 }
 
+// ---- launches: nothing runs; counted in the call log ----
+
+FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+				 unsigned int, unsigned int, CUstream, void **, void **)
+{
+	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+				      unsigned int by, unsigned int bz, unsigned int shm, CUstream s, void **p, void **e)
+{
+	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shm, s, p, e);
+}
+
+FAKE_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **, void **)
+{
+	return config && f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **p, void **e)
+{
+	return cuLaunchKernelEx(config, f, p, e);
+}
+
 FAKE_API CUresult cuGetErrorString(CUresult r, const char **s)
 {
 	if (!s)

@@ -14,6 +14,9 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
 CUresult cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus *);
 CUresult cuEventRecord_ptsz(CUevent, CUstream);
+CUresult cuLaunchKernel_ptsz(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
+			     unsigned int, unsigned int, CUstream, void **, void **);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *, CUfunction, void **, void **);
 }
 #undef cuGetProcAddress
 FAKE_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags);
@@ -78,6 +81,8 @@ const Entry entries[] = {
 	{"cuMemcpyDtoH", fn(cuMemcpyDtoH_v2), nullptr},
 	{"cuMemsetD8", fn(cuMemsetD8_v2), nullptr},
 	{"cuGetErrorString", fn(cuGetErrorString), nullptr},
+	{"cuLaunchKernel", fn(cuLaunchKernel), fn(cuLaunchKernel_ptsz)},
+	{"cuLaunchKernelEx", fn(cuLaunchKernelEx), fn(cuLaunchKernelEx_ptsz)},
 };
 
 } // namespace

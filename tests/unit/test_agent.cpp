@@ -339,3 +339,19 @@ BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device)
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc b 8"), "ok");
 	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 32 * MiB);
 }
+
+BOOST_AUTO_TEST_CASE(kernel_launches_tell_the_balloon_who_is_busy)
+{
+	Node n("balloon: {enabled: true, period: 250ms, low: 0.1, high: 0.5, idle_weight: 0.25}\n");
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess busy(&n.daemon, 1, n.gpu), idle(&n.daemon, 2, n.gpu, "procaddress");
+	BOOST_REQUIRE_EQUAL(busy.cmd("alloc a 160"), "ok");
+	BOOST_REQUIRE_EQUAL(idle.cmd("alloc b 160"), "ok");
+	BOOST_REQUIRE_EQUAL(busy.cmd("busy 3", 20s), "ok");
+	auto t1 = n.daemon.tenant(1), t2 = n.daemon.tenant(2);
+	BOOST_TEST(t2["idle"] == true);
+	BOOST_TEST(t1["idle"] == false);
+	BOOST_TEST(field(t1, "entitlement") > field(t2, "entitlement"));
+	BOOST_TEST(busy.cmd("verify a") == "ok");
+}
