@@ -137,8 +137,8 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 
 @test "scancel in the middle still yields a report and leaves no stale tenant" {
 	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script c 3 60)")
-	for _ in $(seq 100); do [ "$(demand)" -gt 0 ] && break; sleep 0.1; done
-	[ "$(demand)" -eq $((96 << 20)) ]
+	for _ in $(seq 200); do [ "$(demand)" -eq $((96 << 20)) ] && break; sleep 0.1; done
+	[ "$(demand)" -eq $((96 << 20)) ]	# all three buffers held
 	scancel "$id"
 	[ "$(job_wait "$id")" = CANCELLED ]
 	for _ in $(seq 100); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
