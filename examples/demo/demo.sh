@@ -5,7 +5,7 @@
 # machine's GPU when there is one; otherwise simulated GPUs and the
 # test-only fake CUDA driver, and says so. Needs root (it starts Slurm).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 export BUILD=${BUILD:-build}
 [ "$(id -u)" -eq 0 ] || { echo "make demo starts a private Slurm and must run as root (sudo make demo)"; exit 1; }
 for t in slurmctld slurmd sbatch munge; do

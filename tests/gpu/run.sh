@@ -4,7 +4,7 @@
 # agent. `run.sh` checks; `run.sh --bench` also measures and writes the
 # GPU section of bench/RESULTS.md. Without a GPU it says so and succeeds.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 bench=0
 [ "${1:-}" = "--bench" ] && bench=1

@@ -5,7 +5,6 @@
 # Sets SLURM_CONF, GOS_DIR, GOS_SOCK. Jobs share GPU 0 through shards.
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
-GOS_ROOT=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
 
 plugstack() {
 	echo "required $GOS_BUILD/lib/spank_gpuoversub.so socket=$GOS_SOCK agent=$GOS_BUILD/lib/libgpuoversub.so config=$GOS_DIR/gpuoversub.yaml $*" \
