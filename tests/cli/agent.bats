@@ -53,11 +53,3 @@ skip_if_sanitized() {
 	[[ "$output" == *"priorities set"* ]]
 }
 
-@test "the GPU suite skips cleanly on a machine without a GPU" {
-	if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
-		skip "this machine has a GPU: run make check-gpu"
-	fi
-	run tests/gpu/run.sh
-	[ "$status" -eq 0 ]
-	[[ "$output" == SKIP:* ]]
-}
