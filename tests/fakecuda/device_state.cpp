@@ -65,11 +65,31 @@ void lock()
 
 void unlock() { pthread_mutex_unlock(&shared->lock); }
 
+// Dead, or a zombie: a process that has exited has closed its descriptors,
+// and the real driver releases its memory with them.
+bool gone(pid_t pid)
+{
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return true;
+	char path[64], buf[256];
+	std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	const char *paren = std::strrchr(buf, ')');
+	return paren && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
 // Frees what dead processes held; called with the lock held.
 void reap()
 {
 	for (auto &p : shared->procs) {
-		if (!p.pid || (kill(p.pid, 0) != 0 && errno == ESRCH)) {
+		if (!p.pid || gone(p.pid)) {
 			for (int d = 0; d < max_devices; d++) {
 				shared->used[d] -= p.used[d];
 				p.used[d] = 0;
