@@ -169,9 +169,7 @@ BOOST_AUTO_TEST_CASE(kill9_in_the_middle_of_an_order)
 	BOOST_TEST(eventually([&] { return b.where("b").first == 200 * MiB; }, 10s));
 	BOOST_TEST(b.cmd("verify b") == "ok");
 	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 0; }));
-	auto u = usage(b);
-	BOOST_TEST(u[1] == 200 * MiB);	// the dead process's device memory is gone
-	BOOST_TEST(u[3] == 0u);
+	BOOST_TEST(usage(b)[1] == 200 * MiB);	// the dead process's device memory is gone
 }
 
 BOOST_AUTO_TEST_CASE(a_stopped_victim_does_not_stall_others)
