@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@ AppProcess::AppProcess(DaemonUnderTest *daemon, std::uint64_t job, const FakeGpu
 	pid_ = fork();
 	if (pid_ == 0) {
 		try {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);	// a crashed test leaves no process behind
 			char c;
 			close(go[1]);
 			if (read(go[0], &c, 1) != 1)

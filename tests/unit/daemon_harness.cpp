@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -78,6 +79,7 @@ void DaemonUnderTest::start()
 	::unlink((dir + "/started").c_str());
 	pid_ = ::fork();
 	if (pid_ == 0) {
+		::prctl(PR_SET_PDEATHSIG, SIGKILL);	// a crashed test leaves no daemon behind
 		int log = ::open((dir + "/daemon.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
 		::dup2(log, 2);
 		::execl(daemon_binary().c_str(), "gpuoversubd", "-c", policy.c_str(), nullptr);
@@ -281,6 +283,7 @@ AgentProcess::AgentProcess(AgentScript script)
 		throw std::runtime_error("pipe");
 	pid_ = ::fork();
 	if (pid_ == 0) {
+		::prctl(PR_SET_PDEATHSIG, SIGKILL);
 		::close(go[1]);
 		::close(out[0]);
 		agent_main(script, out[1], go[0]);

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -262,11 +263,11 @@ BOOST_AUTO_TEST_CASE(malformed_frames_cut_off_the_sender_only)
 			h = {GOS_WIRE_MAGIC, 1, GOS_WIRE_REPLY, 1, sizeof(gos_reply)};
 		if (variant == 3)
 			h = {GOS_WIRE_MAGIC, 1, GOS_REQ_STATUS, 1, 0xffffffff};
-		if (::write(c.fd(), &h, sizeof h) != sizeof h)
-			BOOST_FAIL("write");
+		// The daemon may hang up after the header: no SIGPIPE for the test.
+		if (::send(c.fd(), &h, sizeof h, MSG_NOSIGNAL) != sizeof h)
+			BOOST_FAIL("send");
 		char junk[sizeof(gos_reply)] = {};
-		if (::write(c.fd(), junk, sizeof junk) < 0)
-			BOOST_FAIL("write");
+		(void)::send(c.fd(), junk, sizeof junk, MSG_NOSIGNAL);
 		BOOST_CHECK_THROW(c.call(GOS_REQ_STATUS, 2000), gos::proto::ProtocolError);
 	}
 	// Requests with the wrong state or bad values get clear errors.
