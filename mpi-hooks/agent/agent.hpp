@@ -87,7 +87,9 @@ private:
 	// executor.cpp
 	static void *thread_main(void *self);
 	void run();
-	void execute(const gos_wire_order &o);
+	void execute(const std::vector<gos_wire_order> &batch);
+	void execute_moves(const std::vector<const gos_wire_order *> &moves);
+	static constexpr std::size_t max_batch = 256;	// orders issued before one wait
 	void advise(const gos_wire_order &o);
 	void reap_deferred(bool wait);
 	void report_activity();

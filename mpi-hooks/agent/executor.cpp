@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <set>
 #include <optional>
 
 #include "agent.hpp"
@@ -22,21 +24,21 @@ void Agent::run()
 {
 	Reentry inside;	// nothing this thread does is the application's
 	for (;;) {
-		std::optional<gos_wire_order> order;
+		std::vector<gos_wire_order> batch;
 		bool lost;
 		{
 			std::unique_lock q(queue_mu_);
 			queue_cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
 			lost = lost_;
-			if (!lost && !orders_.empty()) {
-				order = orders_.front();
-				orders_.pop_front();
-			}
+			if (!lost)
+				while (!orders_.empty() && batch.size() < max_batch) {
+					batch.push_back(orders_.front());
+					orders_.pop_front();
+				}
 		}
 		if (lost)
 			lose_link();
-		if (order)
-			execute(*order);
+		execute(batch);
 		reap_deferred(false);
 		report_activity();
 		if (!connected_.load(std::memory_order_acquire)) {
@@ -69,44 +71,96 @@ void Agent::report_activity()
 			engine->activity(gpu, delta);
 }
 
-void Agent::execute(const gos_wire_order &o)
+// Runs the orders in arrival order. Consecutive moves are issued together
+// and waited for once: an engine picking chunks at random sends many small
+// orders, and one stream synchronization each would cap eviction far below
+// the link's bandwidth (and let orders time out).
+void Agent::execute(const std::vector<gos_wire_order> &batch)
 {
-	if (o.kind == GOS_ORDER_ADVICE) {
-		advise(o);
-		return;
+	std::vector<const gos_wire_order *> moves;
+	for (const gos_wire_order &o : batch) {
+		if (o.kind == GOS_ORDER_EVICT || o.kind == GOS_ORDER_RETURN) {
+			moves.push_back(&o);
+			continue;
+		}
+		execute_moves(moves);
+		moves.clear();
+		if (o.kind == GOS_ORDER_ADVICE) {
+			advise(o);
+		} else if (o.kind == GOS_ORDER_SETTLED) {
+			BufferRef b = registry_.by_id(o.buffer);
+			if (!b)
+				continue;
+			std::unique_lock op(b->op);
+			if (!b->freed && b->engine_id == o.buffer)
+				place_as_engine_says(*b);
+		}
 	}
-	BufferRef b = registry_.by_id(o.buffer);
-	if (!b)
-		return;	// freed since; the engine dropped the order with it
-	std::unique_lock op(b->op);
-	if (b->freed || b->engine_id != o.buffer)
+	execute_moves(moves);
+}
+
+void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
+{
+	if (moves.empty())
 		return;
-	if (o.kind == GOS_ORDER_SETTLED) {
-		place_as_engine_says(*b);
-		return;
-	}
-	if (o.kind != GOS_ORDER_EVICT && o.kind != GOS_ORDER_RETURN)
-		return;
-	bool evict = o.kind == GOS_ORDER_EVICT;
+	struct Move {
+		const gos_wire_order *order;
+		BufferRef buffer;
+		int err;
+	};
+	std::vector<Move> issued;
+	std::map<const Buffer *, std::unique_lock<std::mutex>> held;	// each buffer's op lock, once
 	auto start = std::chrono::steady_clock::now();
-	int err = b->evictable() ? place(*b, o.offset, o.length, !evict, o.numa_node, true) : -EINVAL;
+	for (const gos_wire_order *o : moves) {
+		BufferRef b = registry_.by_id(o->buffer);
+		if (!b)
+			continue;	// freed since; the engine dropped the order with it
+		if (!held.count(b.get()))
+			held.emplace(b.get(), std::unique_lock(b->op));
+		if (b->freed || b->engine_id != o->buffer)
+			continue;
+		bool evict = o->kind == GOS_ORDER_EVICT;
+		int err = b->evictable() ? place(*b, o->offset, o->length, !evict, o->numa_node, false) : -EINVAL;
+		issued.push_back({o, b, err});
+	}
+	// One wait per context's stream covers every move issued on it.
+	std::map<CUcontext, int> waited;
+	for (Move &m : issued) {
+		if (m.err)
+			continue;
+		auto it = waited.find(m.buffer->ctx);
+		if (it == waited.end()) {
+			CUstream s = stream_for(m.buffer->ctx);
+			int err = s && driver().cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -EIO;
+			it = waited.emplace(m.buffer->ctx, err).first;
+		}
+		m.err = it->second;
+	}
 	auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
 	auto engine = this->engine();
 	if (!engine)
 		return;
-	int acked = engine->order_done(o.id, err == 0, static_cast<std::uint64_t>(took.count()));
-	if (acked == -ENOENT) {
-		// Too late: the engine gave up on the order and decided anew.
-		place_as_engine_says(*b);
-		return;
+	std::set<const Buffer *> stale;	// buffers to put back where the engine says
+	for (const Move &m : issued) {
+		bool evict = m.order->kind == GOS_ORDER_EVICT;
+		int acked = engine->order_done(m.order->id, m.err == 0, static_cast<std::uint64_t>(took.count()));
+		if (acked == -ENOENT) {
+			// Too late: the engine gave up on the order and decided anew. Asked
+			// only once every order of the batch is acknowledged, or a later
+			// order's chunks, still "evicting", would be pulled back.
+			stale.insert(m.buffer.get());
+			continue;
+		}
+		if (m.err) {
+			warn(std::string("could not ") + (evict ? "evict" : "return") + " " +
+			     std::to_string(m.order->length) + " bytes; the engine keeps them where they were");
+			continue;
+		}
+		(evict ? evictions_ : returns_)++;
+		(evict ? bytes_evicted_ : bytes_returned_) += m.order->length;
 	}
-	if (err) {
-		warn(std::string("could not ") + (evict ? "evict" : "return") + " " + std::to_string(o.length) +
-		     " bytes; the engine keeps them where they were");
-		return;
-	}
-	(evict ? evictions_ : returns_)++;
-	(evict ? bytes_evicted_ : bytes_returned_) += o.length;
+	for (const Buffer *buffer : stale)
+		place_as_engine_says(*buffer);
 }
 
 void Agent::advise(const gos_wire_order &o)

@@ -2,6 +2,8 @@
 // agent is reached through cuGetProcAddress). Each mode prints one line.
 //   bandwidth MIB     streaming kernel over a cudaMalloc buffer: GB/s
 //   alloc MIB N       median microseconds of cudaMalloc+cudaFree
+//   alloc-parts MIB N median microseconds of each step of the agent's fast
+//                     path without the agent: managed alloc, advise, prefetch
 //   evict MIB         GB/s of advise+prefetch to host (the agent's eviction)
 //                     and of pinned device-to-host cudaMemcpy
 //   integrity MIB SEC fill buffers by kernel, hold SEC seconds, check: ok|bad
@@ -96,6 +98,32 @@ int main(int argc, char **argv)
 		}
 		std::nth_element(us.begin(), us.begin() + n / 2, us.end());
 		std::printf("alloc %.1f us\n", us[n / 2]);
+	} else if (!std::strcmp(mode, "alloc-parts")) {
+		int n = argc > 3 ? std::atoi(argv[3]) : 200;
+		std::vector<double> alloc, advise, prefetch;
+		cudaStream_t s;
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		cudaMemLocation dev{cudaMemLocationTypeDevice, 0};
+		for (int i = 0; i < n; i++) {
+			void *p;
+			auto t = std::chrono::steady_clock::now();
+			CHECK(cudaMallocManaged(&p, bytes));
+			alloc.push_back(seconds_since(t) * 1e6);
+			t = std::chrono::steady_clock::now();
+			CHECK(cudaMemAdvise(p, bytes, cudaMemAdviseSetPreferredLocation, dev));
+			advise.push_back(seconds_since(t) * 1e6);
+			t = std::chrono::steady_clock::now();
+			CHECK(cudaMemPrefetchAsync(p, bytes, dev, 0, s));
+			prefetch.push_back(seconds_since(t) * 1e6);
+			CHECK(cudaStreamSynchronize(s));
+			CHECK(cudaFree(p));
+		}
+		auto median = [n](std::vector<double> &v) {
+			std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+			return v[n / 2];
+		};
+		std::printf("alloc-parts managed %.1f us advise %.1f us prefetch %.1f us\n", median(alloc),
+			    median(advise), median(prefetch));
 	} else if (!std::strcmp(mode, "evict")) {
 		char *m, *d, *h;
 		cudaStream_t s;

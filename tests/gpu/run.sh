@@ -39,6 +39,8 @@ daemon=
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
 	jobs -p | xargs -r kill -9 2>/dev/null
+	# GOS_GPU_KEEP=DIR keeps the programs' output, the daemon log and the status samples.
+	[ -n "${GOS_GPU_KEEP:-}" ] && tar -C "$work" -czf "$GOS_GPU_KEEP/gpu-suite-work.tgz" .
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -76,10 +78,10 @@ step; j1=$next_job; step; j2=$next_job
 half=$(( $(pct 60) / 1024 ))
 cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; sleep "$1";
 	for i in $(seq "$half"); do echo "verify b$i"; done; echo quit; }
-cmds 8 | under "$j1" "$app" >"$work/app1.out" 2>&1 &
+cmds 8 | under "$j1" "$app" >"$work/app1.out" 2>"$work/app1.err" &
 p1=$!
 sleep 2
-cmds 4 | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>&1 &
+cmds 4 | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>"$work/app2.err" &
 p2=$!
 sleep 3
 status >"$work/status1.json"
@@ -124,7 +126,8 @@ step; jv=$next_job; step; jc=$next_job
 under "$jc" "$gb" integrity "$(pct 150)" 25 >"$work/dos.out" 2>&1 &
 pc=$!
 sleep 4
-with_agent=$(under "$jv" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
+(while kill -0 $pc 2>/dev/null; do status >>"$work/pagedos-status.jsonl"; sleep 1; done) &
+with_agent=$(under "$jv" "$gb" victim "$(pct 40)" 10 2>"$work/victim.err" | awk '/victim/ {print $2}')
 wait $pc; rc=$?
 uvm=not-run
 if [ "${GOS_GPU_PLAIN_UVM:-0}" = 1 ]; then
@@ -153,6 +156,7 @@ if [ "$bench" -eq 1 ]; then
 	plain_alloc=$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')
 	step
 	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	timeout "$limit" "$gb" alloc-parts 64 200	# where the added latency goes
 	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
 	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
 		"$evict" "$pinned" "$line"
