@@ -86,6 +86,7 @@ private:
 
 	// executor.cpp
 	static void *thread_main(void *self);
+	void post(const gos_wire_order &o);	// for the agent's thread, in order
 	void run();
 	void execute(const std::vector<gos_wire_order> &batch);
 	void execute_moves(const std::vector<const gos_wire_order *> &moves);

@@ -20,6 +20,15 @@ void *Agent::thread_main(void *self)
 	return nullptr;
 }
 
+void Agent::post(const gos_wire_order &o)
+{
+	{
+		std::lock_guard q(queue_mu_);
+		orders_.push_back(o);
+	}
+	queue_cv_.notify_one();
+}
+
 void Agent::run()
 {
 	Reentry inside;	// nothing this thread does is the application's

@@ -4,6 +4,9 @@
 //   alloc MIB N       median microseconds of cudaMalloc+cudaFree
 //   alloc-parts MIB N median microseconds of each step of the agent's fast
 //                     path without the agent: managed alloc, advise, prefetch
+//   evict-chunks MIB  GB/s evicting random 2 MiB chunks as the agent does:
+//                     one advise+prefetch call per chunk, or one batched
+//                     prefetch call, each with one wait at the end
 //   evict MIB         GB/s of advise+prefetch to host (the agent's eviction)
 //                     and of pinned device-to-host cudaMemcpy
 //   integrity MIB SEC fill buffers by kernel, hold SEC seconds, check: ok|bad
@@ -124,6 +127,46 @@ int main(int argc, char **argv)
 		};
 		std::printf("alloc-parts managed %.1f us advise %.1f us prefetch %.1f us\n", median(alloc),
 			    median(advise), median(prefetch));
+	} else if (!std::strcmp(mode, "evict-chunks")) {
+		const size_t chunk = 2 << 20, n = bytes / chunk;
+		char *m;
+		cudaStream_t s;
+		CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+		CHECK(cudaMallocManaged(&m, bytes));
+		cudaMemLocation dev{cudaMemLocationTypeDevice, 0}, host{cudaMemLocationTypeHost, 0};
+		std::vector<size_t> order(n);
+		for (size_t i = 0; i < n; i++)
+			order[i] = (i * 2654435761u) % n;	// a fixed scattered order
+		std::sort(order.begin(), order.end());
+		order.erase(std::unique(order.begin(), order.end()), order.end());
+		std::vector<void *> ptrs;
+		std::vector<size_t> sizes(order.size(), chunk);
+		for (size_t i : order)
+			ptrs.push_back(m + i * chunk);
+		std::vector<size_t> shuffled(ptrs.size());
+		for (size_t i = 0; i < ptrs.size(); i++)
+			shuffled[i] = (i * 7919) % ptrs.size();
+		double each = 0, batched = 0;
+		for (int variant = 0; variant < 2; variant++) {
+			CHECK(cudaMemAdvise(m, bytes, cudaMemAdviseSetPreferredLocation, dev));
+			CHECK(cudaMemPrefetchAsync(m, bytes, dev, 0, s));
+			fill<<<grid, block, 0, s>>>(reinterpret_cast<unsigned *>(m), bytes / 4, 7);
+			CHECK(cudaStreamSynchronize(s));
+			auto t = std::chrono::steady_clock::now();
+			for (size_t k : shuffled) {
+				CHECK(cudaMemAdvise(ptrs[k], chunk, cudaMemAdviseSetPreferredLocation, host));
+				CHECK(cudaMemAdvise(ptrs[k], chunk, cudaMemAdviseSetAccessedBy, dev));
+				if (variant == 0)
+					CHECK(cudaMemPrefetchAsync(ptrs[k], chunk, host, 0, s));
+			}
+			if (variant == 1) {
+				size_t idx = 0;
+				CHECK(cudaMemPrefetchBatchAsync(ptrs.data(), sizes.data(), ptrs.size(), &host, &idx, 1, 0, s));
+			}
+			CHECK(cudaStreamSynchronize(s));
+			(variant ? batched : each) = double(ptrs.size() * chunk) / seconds_since(t) / 1e9;
+		}
+		std::printf("evict-chunks %zu x 2 MiB: per-call %.1f GB/s batched %.1f GB/s\n", ptrs.size(), each, batched);
 	} else if (!std::strcmp(mode, "evict")) {
 		char *m, *d, *h;
 		cudaStream_t s;

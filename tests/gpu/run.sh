@@ -157,6 +157,7 @@ if [ "$bench" -eq 1 ]; then
 	step
 	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
 	timeout "$limit" "$gb" alloc-parts 64 200	# where the added latency goes
+	timeout "$limit" "$gb" evict-chunks 4096	# the agent's order pattern, raw
 	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
 	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
 		"$evict" "$pinned" "$line"

@@ -6,12 +6,11 @@
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
 
-# Runs a daemon with no descriptor of ours beyond 0-2: bats, make and CI
-# wait for every holder of their pipes, so one inherited pipe in a daemon
-# that outlives the test hangs them all.
-detached() {
-	python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
+# Prefix that runs a daemon with no descriptor of ours beyond 0-2: bats,
+# make and CI wait for every holder of their pipes, so one inherited pipe in
+# a daemon that outlives the test hangs them all. It execs: $! stays the
+# daemon's pid.
+detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])')
 
 plugstack() {
 	echo "required $GOS_BUILD/lib/spank_gpuoversub.so socket=$GOS_SOCK agent=$GOS_BUILD/lib/libgpuoversub.so config=$GOS_DIR/gpuoversub.yaml $*" \
@@ -19,7 +18,7 @@ plugstack() {
 }
 
 gos_daemon_start() {
-	detached "$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/gpuoversub.yaml" </dev/null >/dev/null \
+	"${detached[@]}" "$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/gpuoversub.yaml" </dev/null >/dev/null \
 		2>>"$GOS_DIR/log/gpuoversubd.log" &
 	echo $! >"$GOS_DIR/run/gpuoversubd.pid"
 	for _ in $(seq 100); do [ -S "$GOS_SOCK" ] && return 0; sleep 0.05; done
@@ -91,12 +90,12 @@ YAML
 	plugstack "$@"
 	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 		mkdir -p /run/munge && chown munge:munge /run/munge
-		detached runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
+		"${detached[@]}" runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
 		touch "$GOS_DIR/run/munged.ours"
 	fi
 	gos_daemon_start || return 1
-	detached slurmctld -c </dev/null >/dev/null 2>&1 || return 1
-	detached slurmd -N node1 </dev/null >/dev/null 2>&1 || return 1
+	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
+	"${detached[@]}" slurmd -N node1 </dev/null >/dev/null 2>&1 || return 1
 	for _ in $(seq 200); do
 		[ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && return 0
 		sleep 0.1
