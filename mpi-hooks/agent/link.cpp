@@ -185,11 +185,13 @@ int Agent::register_buffer(const BufferRef &b, std::string *why)
 	}
 	if (b->evictable() && (rep.host_bytes || rep.waiting_bytes || !b->ranges.empty()))
 		place_as_engine_says(*b);
+	else if (b->backing == Backing::managed && settings().inline_prefetch)	// all on the device, like cuMemAlloc
+		place(*b, 0, b->size, true, -1, false);
 	else if (b->backing == Backing::managed) {
-		// All on the device, like cuMemAlloc. The agent's thread prefetches
-		// it: the prefetch call alone blocks ~330 us per 64 MiB on an H100,
-		// and a kernel touching the buffer first populates it on the device
-		// anyway.
+		// Deferred: the agent's thread prefetches it. The prefetch call blocks
+		// ~330 us per 64 MiB on an H100; a kernel that touches the buffer first
+		// populates it on the device by faults, which cost ~2.5% of kernel
+		// bandwidth there (bench/RESULTS.md).
 		gos_wire_order settle{};
 		settle.kind = GOS_ORDER_SETTLED;
 		settle.buffer = rep.buffer;

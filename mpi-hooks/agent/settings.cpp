@@ -69,6 +69,13 @@ Settings load()
 					     " is not a size such as 500M; measuring instead");
 	}
 	s.call_timeout_ms = static_cast<int>(number("GPUOVERSUB_TIMEOUT_MS", 10000, s));
+	if (const char *v = env("GPUOVERSUB_ALLOC_PREFETCH")) {
+		if (std::string(v) == "inline" || std::string(v) == "deferred")
+			s.inline_prefetch = std::string(v) == "inline";
+		else
+			s.problems.push_back(std::string("GPUOVERSUB_ALLOC_PREFETCH=") + v +
+					     " is neither inline nor deferred; using inline");
+	}
 	s.verbose = env("GPUOVERSUB_VERBOSE") && std::string(env("GPUOVERSUB_VERBOSE")) == "1";
 	s.job_id = static_cast<std::uint64_t>(number("SLURM_JOB_ID", 0, s));
 	for (const char *name : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})

@@ -17,6 +17,7 @@ struct Settings {
 	long long context_bytes = -1;		// GPUOVERSUB_CONTEXT_BYTES; -1 = measure with NVML
 	int call_timeout_ms = 10000;		// GPUOVERSUB_TIMEOUT_MS
 	bool verbose = false;			// GPUOVERSUB_VERBOSE=1
+	bool inline_prefetch = true;		// GPUOVERSUB_ALLOC_PREFETCH=inline|deferred
 	std::uint64_t job_id = 0;		// SLURM_JOB_ID
 	int rank = -1;				// SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMIX_RANK
 	int local_rank = -1;

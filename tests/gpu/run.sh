@@ -153,6 +153,10 @@ if [ "$bench" -eq 1 ]; then
 	plain_bw=$(timeout "$limit" "$gb" bandwidth 4096 | awk '{print $2}')
 	step
 	agent_bw=$(under "$next_job" "$gb" bandwidth 4096 | awk '{print $2}')
+	# The allocation-time prefetch, inline instead of deferred, and the noise.
+	step
+	echo "bandwidth with GPUOVERSUB_ALLOC_PREFETCH=inline: $(GPUOVERSUB_ALLOC_PREFETCH=inline under "$next_job" "$gb" bandwidth 4096); plain again: $(timeout "$limit" "$gb" bandwidth 4096)"
+	echo "allocation with GPUOVERSUB_ALLOC_PREFETCH=inline: $(GPUOVERSUB_ALLOC_PREFETCH=inline under "$next_job" "$gb" alloc 64 200)"
 	plain_alloc=$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')
 	step
 	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')

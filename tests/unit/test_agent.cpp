@@ -264,6 +264,21 @@ BOOST_AUTO_TEST_CASE(small_allocations_stay_plain_device_memory)
 	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 10 * MiB);
 }
 
+BOOST_AUTO_TEST_CASE(a_deferred_prefetch_still_lands_on_the_device_and_bad_modes_are_named)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "deferred"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc d 32"), "ok");
+	BOOST_TEST(eventually([&] { return a.where("d").first == 32 * MiB; }));
+	BOOST_TEST(a.cmd("verify d") == "ok");
+	AppProcess b(&n.daemon, 2, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "sometimes"}});
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc i 32"), "ok");
+	BOOST_TEST(b.where("i").first == 32 * MiB);	// inline: there when the call returns
+	BOOST_TEST(count(b.errors(), "GPUOVERSUB_ALLOC_PREFETCH=sometimes is neither inline nor deferred") == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(communication_libraries_keep_plain_device_memory)
 {
 	Node n;
