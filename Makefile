@@ -71,6 +71,18 @@ HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 SPANK_CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Wshadow -Idaemon -I. $(HARDEN) -fPIC -fvisibility=hidden \
 	-DGOS_AGENT_PATH='"$(PREFIX)/lib/libgpuoversub.so"'
 
+# The MPI rank hooks, against Debian's Open MPI: a PMPI library, hardened,
+# exporting only the wrapped calls and the exchange.
+MPICC ?= mpicc
+MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null) -DOMPI_SKIP_MPICXX
+MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
+MPI_LIB := $(BUILD)/lib/libgpuoversub_mpi.so
+MPI_TEST_BIN := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(wildcard tests/mpi/*.c)) \
+	$(patsubst examples/mpi/%.c,$(BUILD)/examples/mpi/%,$(wildcard examples/mpi/*.c))
+ifeq ($(MPI_LIBS),)
+  $(error Open MPI's mpicc is missing: apt-get install openmpi-bin libopenmpi-dev)
+endif
+
 # Test-only fake driver and the programs that run under the agent.
 FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/pic/%.o,$(wildcard tests/fakecuda/*.cpp))
 FAKECUDA_LIB := $(BUILD)/tests/fakecuda/libcuda.so.1
@@ -91,7 +103,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 MAN_PAGES := $(wildcard man/*.[1-8])
 
 .PHONY: all check check-sanitize bench install clean demo demo-sim fuzz check-gpu bench-gpu
-all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB) $(SPANK_LIB)
+all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB) $(SPANK_LIB) $(MPI_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
 	@mkdir -p $(@D)
@@ -132,6 +144,28 @@ $(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
 	@mkdir -p $(@D)
 	$(CXX) -shared -Wl,--version-script=spank/spank.map -Wl,-z,relro,-z,now \
 		-static-libstdc++ -static-libgcc $(SPANK_OBJ) -o $@ -lyaml
+
+$(MPI_LIB): mpi-hooks/mpi/hooks.cpp mpi-hooks/mpi/hooks.map include/gpuoversub/gpuoversub_mpi.h include/gpuoversub/abi.h
+	@mkdir -p $(@D)
+	$(CXX) -std=c++20 $(OPT) $(WARN) -Wshadow $(SAN) -Iinclude $(MPI_CFLAGS) $(HARDEN) -fPIC -fvisibility=hidden -shared \
+		-Wl,--version-script=mpi-hooks/mpi/hooks.map -Wl,-z,relro,-z,now $(SO_LDFLAGS) $< -o $@ $(MPI_LIBS) -ldl
+
+# MPI test programs and the MPI example: the driver API from the fake
+# driver, the hooks linked. mpi_plain is the program that knows nothing of
+# gpuoversub: no hooks linked (the tests preload them).
+MPI_PROGRAM_CC = $(CC) -std=gnu11 $(OPT) $(WARN) $(SAN) -Iinclude -isystem $(CUDA_INC) $(MPI_CFLAGS) $< -o $@
+define MPI_PROGRAM
+	@mkdir -p $(@D)
+	$(MPI_PROGRAM_CC) -L$(BUILD)/tests/fakecuda -lcuda -L$(BUILD)/lib -lgpuoversub_mpi \
+		-Wl,-rpath,'$$ORIGIN/../../lib' $(MPI_LIBS) -ldl
+endef
+$(BUILD)/tests/mpi/%: tests/mpi/%.c $(FAKECUDA_LIB) $(MPI_LIB)
+	$(MPI_PROGRAM)
+$(BUILD)/examples/mpi/%: examples/mpi/%.c $(FAKECUDA_LIB) $(MPI_LIB)
+	$(MPI_PROGRAM)
+$(BUILD)/tests/mpi/mpi_plain: tests/mpi/mpi_plain.c
+	@mkdir -p $(@D)
+	$(MPI_PROGRAM_CC) $(MPI_LIBS)
 
 $(FAKECUDA_LIB): $(FAKECUDA_OBJ)
 	@mkdir -p $(@D)
@@ -182,8 +216,9 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
 # Every test that needs no GPU; the last line is "N passed, N failed".
-check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_BIN)
-	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats tests/slurm/*.bats
+check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_BIN) $(MPI_TEST_BIN) \
+		$(BUILD)/tests/gpu/gos_register
+	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats tests/mpi/*.bats tests/slurm/*.bats
 
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
@@ -212,11 +247,12 @@ install: all
 	install -m 0755 $(SIM_BIN) $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0644 $(ENGINE_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0755 $(AGENT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(AGENT_LIB) $(MPI_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -d $(DESTDIR)$(PREFIX)/lib/slurm
 	install -m 0755 $(SPANK_LIB) $(DESTDIR)$(PREFIX)/lib/slurm/
 	install -m 0644 config/plugstack.conf $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
-	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/gpuoversub.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
+	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/gpuoversub.h include/gpuoversub/gpuoversub_mpi.h \
+		$(DESTDIR)$(PREFIX)/include/gpuoversub/
 	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
 	install -m 0644 examples/traces/*.csv $(DESTDIR)$(PREFIX)/share/gpuoversub/traces/

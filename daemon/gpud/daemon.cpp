@@ -110,6 +110,8 @@ void Daemon::handle(Session &s, const proto::Frame &f)
 		{GOS_REQ_STEP_END, {&Daemon::step_end, Caller::root}},
 		{GOS_REQ_JOB_END, {&Daemon::job_end, Caller::root}},
 		{GOS_REQ_TASK_REGISTER, {&Daemon::task_register, Caller::root}},
+		{GOS_REQ_RANK, {&Daemon::rank, Caller::agent}},
+		{GOS_REQ_RANK_REPORT, {&Daemon::rank_report, Caller::agent}},
 	};
 	Reply r;
 	auto route = routes.find(f.hdr.type);
@@ -183,6 +185,49 @@ Daemon::Reply Daemon::hello(Session &s, const proto::Frame &f)
 	rep.chunk_size = cfg_.chunk_size;
 	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
+}
+
+Daemon::Reply Daemon::rank(Session &s, const proto::Frame &f)
+{
+	gos_req_rank req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
+	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::terminated(req.node))
+		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name", {}};
+	if (s.stats.rank != req.rank) {
+		// Counted so far under the old rank; from now on under the new one.
+		jobs_.at(s.job).rank(s.stats.rank, s.stats.pid).add(s.stats);
+		s.stats = RankStats{req.rank, s.peer.pid};
+	}
+	GOS_LOG(log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
+				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
+	return {0, {}, {}};
+}
+
+// Rank 0's gather at MPI_Finalize: records for the job's report.
+Daemon::Reply Daemon::rank_report(Session &s, const proto::Frame &f)
+{
+	gos_req_rank_report head;
+	if (f.payload.size() < sizeof head)
+		return {-EINVAL, "a rank report starts with its record count", {}};
+	std::memcpy(&head, f.payload.data(), sizeof head);
+	if (!head.count || head.count > GOS_RANK_REPORT_MAX || head.pad ||
+	    f.payload.size() != sizeof head + std::size_t(head.count) * sizeof(gos_rank_record))
+		return {-EINVAL, "a rank report holds 1 to " + std::to_string(GOS_RANK_REPORT_MAX) +
+					 " records, exactly as many as it says", {}};
+	std::vector<gos_rank_record> records(head.count);
+	std::memcpy(records.data(), f.payload.data() + sizeof head, records.size() * sizeof(gos_rank_record));
+	for (const auto &r : records)
+		if (r.rank < 0 || !proto::terminated(r.node))
+			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name", {}};
+	Job &job = jobs_.at(s.job);
+	for (const auto &r : records)
+		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
+					       r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
+					       r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges};
+	save(job);	// at MPI_Finalize the job may end any moment
+	return {0, {}, {}};
 }
 
 Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
@@ -628,6 +673,11 @@ void Daemon::flush_orders()
 					o.numa_node = discovery_.gpus[job->second.gpus[o.gpu].node_gpu].numa_node;
 				if (m.id)
 					s->orders[m.id] = {m.kind, m.length};
+				if (m.kind == GOS_MSG_ADVICE) {
+					gos_tenant_stats ts{};
+					if (!engine_->tenant_stats(m.tenant, ts))
+						o.offset = ts.oversub_ns;
+				}
 				if (m.kind == GOS_MSG_ADVICE && job != jobs_.end()) {
 					s->stats.advice++;
 					job->second.advice_events++;
@@ -800,7 +850,8 @@ nlohmann::json Daemon::status_json()
 				tenants.push_back({{"job", id}, {"weight", ts.weight / 100.0}, {"limit", ts.limit},
 						   {"min_bytes", ts.min_bytes}, {"demand", ts.demand},
 						   {"entitlement", ts.entitlement}, {"resident", ts.resident},
-						   {"host", ts.host}, {"throttled", ts.throttled != 0}, {"idle", jg.deflated}});
+						   {"host", ts.host}, {"throttled", ts.throttled != 0}, {"idle", jg.deflated},
+						   {"oversubscribed_s", static_cast<double>(ts.oversub_ns) / 1e9}});
 			}
 		gpus.push_back({{"gpu", g.index}, {"pci_bus_id", g.pci_bus_id}, {"numa_node", g.numa_node},
 				{"memory", g.memory}, {"simulated", g.simulated}, {"capacity", st.capacity},

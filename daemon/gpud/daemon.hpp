@@ -72,6 +72,8 @@ private:
 	Reply placement(Session &s, const proto::Frame &f);
 	Reply meminfo(Session &s, const proto::Frame &f);
 	Reply stats(Session &s, const proto::Frame &f);
+	Reply rank(Session &s, const proto::Frame &f);
+	Reply rank_report(Session &s, const proto::Frame &f);
 	Reply status(Session &s, const proto::Frame &f);
 	Reply jobs(Session &s, const proto::Frame &f);
 	Reply report(Session &s, const proto::Frame &f);

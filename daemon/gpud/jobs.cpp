@@ -89,7 +89,16 @@ nlohmann::json to_json(const Job &job)
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
 		{"steps", job.steps}, {"pids", job.pids}, {"started", job.started}, {"ended", job.ended},
-		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events}};
+		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
+		{"mpi_ranks", mpi_rank_list(job)}};
+}
+
+nlohmann::json mpi_rank_list(const Job &job)
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (const auto &[rank, r] : job.mpi_ranks)
+		out.push_back(r);
+	return out;
 }
 
 Job job_from_json(const nlohmann::json &j)
@@ -117,6 +126,8 @@ Job job_from_json(const nlohmann::json &j)
 	job.latency.buckets = j.at("latency_buckets");
 	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");
+	for (const MpiRank &r : j.value("mpi_ranks", nlohmann::json::array()).get<std::vector<MpiRank>>())
+		job.mpi_ranks[r.rank] = r;
 	return job;
 }
 

@@ -37,6 +37,18 @@ struct RankStats {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankStats, rank, pid, allocs, bytes_allocated, bytes_evicted, bytes_returned, advice)
 
+// One rank as the MPI hooks saw it (gos_rank_record).
+struct MpiRank {
+	int rank = -1, local_rank = -1;
+	bool managed = false;
+	pid_t pid = 0;
+	std::string node;
+	std::uint64_t device_bytes = 0, host_bytes = 0, evictions = 0, returns = 0, bytes_evicted = 0,
+		      bytes_returned = 0, advice = 0, pinned_bytes = 0, exchanges = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MpiRank, rank, local_rank, managed, pid, node, device_bytes, host_bytes, evictions,
+				   returns, bytes_evicted, bytes_returned, advice, pinned_bytes, exchanges)
+
 // Engine counters carried over from before a daemon restart.
 struct CounterBase {
 	std::uint64_t bytes_evicted = 0, evictions = 0, bytes_returned = 0, returns = 0, bytes_host_placed = 0;
@@ -69,12 +81,14 @@ struct Job {
 	std::int64_t started = 0, ended = 0;	// unix seconds
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)
+	std::map<int, MpiRank> mpi_ranks;	// from rank 0's MPI_Finalize, by rank
 	std::uint64_t advice_events = 0;
 
 	RankStats &rank(int rank, pid_t pid);
 };
 
 nlohmann::json to_json(const Job &job);
+nlohmann::json mpi_rank_list(const Job &job);	// by rank
 Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
 
 // Weight, limit and minimum from the policy and the job's Slurm facts.

@@ -75,7 +75,8 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"throttle_events", total.throttle_events},
 		{"advice_events", job.advice_events},
 		{"gpus", per_gpu},
-		{"ranks", job.ranks}};
+		{"ranks", job.ranks},
+		{"mpi_ranks", mpi_rank_list(job)}};
 }
 
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary)

@@ -47,6 +47,7 @@ std::optional<std::size_t> request_size(std::uint16_t type)
 	case GOS_REQ_TASK_REGISTER: return sizeof(gos_req_task);
 	case GOS_REQ_PLACEMENT: return sizeof(gos_req_placement);
 	case GOS_REQ_MEMINFO: return sizeof(gos_req_meminfo);
+	case GOS_REQ_RANK: return sizeof(gos_req_rank);
 	case GOS_WIRE_ORDER: return sizeof(gos_wire_order);
 	default: return std::nullopt;
 	}
@@ -64,6 +65,16 @@ std::optional<std::string> check_header(const gos_wire_hdr &hdr)
 	if (hdr.type == GOS_WIRE_REPLY)
 		return hdr.length >= sizeof(gos_reply) ? std::nullopt
 						       : std::optional<std::string>("reply shorter than its header");
+	if (hdr.type == GOS_REQ_RANK_REPORT) {	// the one request of variable length
+		std::size_t records = (hdr.length - sizeof(gos_req_rank_report)) / sizeof(gos_rank_record);
+		bool whole = hdr.length >= sizeof(gos_req_rank_report) + sizeof(gos_rank_record) &&
+			     (hdr.length - sizeof(gos_req_rank_report)) % sizeof(gos_rank_record) == 0;
+		return whole && records <= GOS_RANK_REPORT_MAX
+			       ? std::nullopt
+			       : std::optional<std::string>("rank report of " + std::to_string(hdr.length) +
+							    " bytes is not a whole number of records (1 to " +
+							    std::to_string(GOS_RANK_REPORT_MAX) + ")");
+	}
 	auto size = request_size(hdr.type);
 	if (!size)
 		return "unknown message type " + std::to_string(hdr.type);

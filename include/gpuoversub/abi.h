@@ -43,7 +43,10 @@ enum gos_wire_type {
 	GOS_REQ_MEMINFO = 15,		/* gos_req_meminfo -> gos_rep_meminfo */
 	/* root only: the SPANK epilog ends whatever steps are left */
 	GOS_REQ_JOB_END = 16,		/* gos_req_job */
-	GOS_REQ_MAX = 16,
+	/* agents: what the MPI hooks learn at MPI_Init and gather at MPI_Finalize */
+	GOS_REQ_RANK = 17,		/* gos_req_rank */
+	GOS_REQ_RANK_REPORT = 18,	/* gos_req_rank_report, then its records */
+	GOS_REQ_MAX = 18,
 
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */
@@ -185,7 +188,45 @@ struct gos_req_task {
 	__u32 pid;
 };
 
-/* Order kinds match the engine's message kinds. */
+/* The process's place in its MPI job, from MPI_Init. */
+struct gos_req_rank {
+	__s32 rank;
+	__s32 local_rank;		/* among the job's ranks on this node */
+	__u32 world_size;
+	__u32 pad;
+	char node[GOS_NAME_LEN];	/* MPI_Get_processor_name */
+};
+
+/* One rank's figures, gathered to rank 0 at MPI_Finalize. */
+struct gos_rank_record {
+	__s32 rank;
+	__s32 local_rank;
+	__u32 pid;
+	__u32 managed;			/* 1 if the engine managed the rank */
+	char node[GOS_NAME_LEN];
+	__u64 device_bytes;		/* at MPI_Finalize */
+	__u64 host_bytes;
+	__u64 evictions;
+	__u64 returns;
+	__u64 bytes_evicted;
+	__u64 bytes_returned;
+	__u64 advice;			/* advice episodes the rank saw */
+	__u64 pinned_bytes;		/* pinned to host on advice */
+	__u64 exchanges;		/* gpuoversub_mpi_exchange calls */
+};
+
+#define GOS_RANK_REPORT_MAX 4096	/* records per frame; larger jobs send several */
+
+struct gos_req_rank_report {
+	__u32 count;			/* 1 .. GOS_RANK_REPORT_MAX records follow */
+	__u32 pad;
+};
+
+/*
+ * Order kinds match the engine's message kinds. An ADVICE order carries the
+ * tenant's device_bytes, host_bytes and entitlement, and in offset the
+ * nanoseconds the job has had bytes in host RAM on that GPU.
+ */
 enum gos_order_kind {
 	GOS_ORDER_EVICT = 1,
 	GOS_ORDER_RETURN = 2,

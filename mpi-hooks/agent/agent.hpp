@@ -69,6 +69,8 @@ public:
 	int set_priority_of_buffer(std::uint64_t ptr, std::uint32_t prio);	// the whole allocation
 	int stats(gpuoversub_usage &out);
 	int on_advice(gpuoversub_advice_fn fn, void *ctx);
+	int set_rank(int rank, int local_rank, int world_size, const char *node);
+	int report_ranks(const gos_rank_record *records, std::size_t count);	// for libgpuoversub_mpi
 
 private:
 	Agent();
@@ -91,7 +93,9 @@ private:
 	void execute(const std::vector<gos_wire_order> &batch);
 	void execute_moves(const std::vector<const gos_wire_order *> &moves);
 	static constexpr std::size_t max_batch = 256;	// orders issued before one wait
-	void advise(const gos_wire_order &o);
+	void advise(const gos_wire_order &o);	// advice.cpp
+	std::uint64_t pin_for(const gos_wire_order &o);
+	void send_rank(EngineClient &engine);	// ranks.cpp
 	void reap_deferred(bool wait);
 	void report_activity();
 
@@ -139,6 +143,11 @@ private:
 	std::mutex streams_mu_;
 	std::map<CUcontext, CUstream> streams_;
 
+	std::mutex rank_mu_;
+	bool rank_known_ = false;
+	gos_req_rank rank_{};
+
+	std::atomic<std::uint64_t> advice_seen_{0}, pinned_bytes_{0};
 	std::mutex advice_mu_;
 	gpuoversub_advice_fn advice_fn_ = nullptr;
 	void *advice_ctx_ = nullptr;

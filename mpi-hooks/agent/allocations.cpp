@@ -1,6 +1,9 @@
 // The allocation paths the hooks call: back evictable memory with managed
 // memory and register it, count the rest, and undo both on free.
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
 
 #include "agent.hpp"
 #include "driver.hpp"
@@ -283,28 +286,42 @@ int Agent::set_priority_of_buffer(std::uint64_t ptr, std::uint32_t prio)
 	return b ? set_priority(b->base, b->size, prio) : -ENOENT;
 }
 
-int Agent::stats(gpuoversub_usage &out)
+// Callers built against an older header pass a smaller struct: they get
+// the fields they know, and size says how many bytes were filled.
+int Agent::stats(gpuoversub_usage &caller)
 {
-	if (out.size < sizeof(gpuoversub_usage))
+	constexpr std::size_t first_version = offsetof(gpuoversub_usage, headroom);
+	if (caller.size < first_version)
 		return -EINVAL;
-	out = gpuoversub_usage{};
-	out.size = sizeof out;
+	gpuoversub_usage out{};
+	out.size = static_cast<std::uint32_t>(std::min<std::size_t>(caller.size, sizeof out));
 	out.buffers = registry_.all().size();
 	out.evictions = evictions_;
 	out.returns = returns_;
 	out.bytes_evicted = bytes_evicted_;
 	out.bytes_returned = bytes_returned_;
+	out.advice = advice_seen_;
+	out.pinned_bytes = pinned_bytes_;
 	auto engine = this->engine();
 	out.managed = engine && connected_ ? 1 : 0;
+	// The job's figures on the GPUs this process uses (an MPI rank's own
+	// GPU), or on all of the job's if it holds nothing yet.
+	std::vector<bool> used(ngpus_, false);
+	bool any = false;
+	for (const BufferRef &b : registry_.all())
+		if (b->engine_id && static_cast<std::uint32_t>(b->dev) < ngpus_)
+			any = used[static_cast<std::size_t>(b->dev)] = true;
 	for (std::uint32_t gpu = 0; engine && gpu < ngpus_; gpu++) {
 		gos_rep_meminfo info{};
-		if (engine->meminfo(gpu, info))
+		if ((any && !used[gpu]) || engine->meminfo(gpu, info))
 			continue;
 		out.device_bytes += info.device_bytes;
 		out.host_bytes += info.host_bytes;
 		out.allowed += info.allowed;
 		out.entitlement += info.entitlement;
+		out.headroom += info.allowed > info.used ? info.allowed - info.used : 0;
 	}
+	std::memcpy(&caller, &out, out.size);
 	return 0;
 }
 

@@ -84,3 +84,16 @@ GOS_EXPORT int gpuoversub_on_advice(gpuoversub_advice_fn fn, void *ctx)
 {
 	return Agent::get().on_advice(fn, ctx);
 }
+
+GOS_EXPORT int gpuoversub_set_rank(int rank, int local_rank, int world_size, const char *node)
+{
+	Reentry in;
+	return Agent::get().set_rank(rank, local_rank, world_size, node);
+}
+
+// Not in gpuoversub.h: libgpuoversub_mpi.so hands rank 0's gather over here.
+GOS_EXPORT int gpuoversub_mpi_report_ranks(const gos_rank_record *records, size_t count)
+{
+	Reentry in;
+	return Agent::get().report_ranks(records, count);
+}

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -81,6 +82,26 @@ public:
 	{
 		gos_req_activity req{gpu, launches};
 		return post(GOS_REQ_ACTIVITY, &req, sizeof req);
+	}
+	int rank(const gos_req_rank &req) override
+	{
+		proto::Reply r;
+		return call(GOS_REQ_RANK, &req, sizeof req, r);
+	}
+	int rank_report(const gos_rank_record *records, std::size_t count) override
+	{
+		for (std::size_t done = 0; done < count;) {
+			auto n = static_cast<std::uint32_t>(std::min<std::size_t>(count - done, GOS_RANK_REPORT_MAX));
+			gos_req_rank_report head{n, 0};
+			std::vector<unsigned char> payload(sizeof head + n * sizeof *records);
+			std::memcpy(payload.data(), &head, sizeof head);
+			std::memcpy(payload.data() + sizeof head, records + done, n * sizeof *records);
+			proto::Reply r;
+			if (int err = call(GOS_REQ_RANK_REPORT, payload.data(), payload.size(), r))
+				return err;
+			done += n;
+		}
+		return 0;
 	}
 	std::string error() const override { return last_error; }
 	void abandon() override

@@ -30,6 +30,9 @@ public:
 	virtual int order_done(std::uint64_t order, bool ok, std::uint64_t duration_ns) = 0;
 	virtual int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) = 0;
 	virtual int activity(std::uint32_t gpu, std::uint32_t launches) = 0;	// not waited for
+	virtual int rank(const gos_req_rank &req) = 0;
+	// Sends records in frames of at most GOS_RANK_REPORT_MAX.
+	virtual int rank_report(const gos_rank_record *records, std::size_t count) = 0;
 	virtual std::string error() const = 0;
 	// Closes without telling the engine: for a forked child, whose
 	// connection belongs to its parent.

@@ -172,24 +172,4 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		place_as_engine_says(*buffer);
 }
 
-void Agent::advise(const gos_wire_order &o)
-{
-	gpuoversub_advice a{};
-	a.size = sizeof a;
-	a.gpu = static_cast<std::int32_t>(o.gpu);
-	a.device_bytes = o.device_bytes;
-	a.host_bytes = o.host_bytes;
-	a.entitlement = o.entitlement;
-	a.suggestion = "the job stays above its fair share of this GPU: lower the priority of data it "
-		       "uses rarely, free what it no longer needs, or move work to a GPU with headroom";
-	std::lock_guard g(advice_mu_);
-	if (advice_fn_) {
-		advice_fn_(&a, advice_ctx_);
-		return;
-	}
-	warn("GPU " + std::to_string(o.gpu) + " oversubscribed: " + std::to_string(o.device_bytes >> 20) +
-	     " MiB on the device, " + std::to_string(o.host_bytes >> 20) + " MiB in host RAM, fair share " +
-	     std::to_string(o.entitlement >> 20) + " MiB; " + a.suggestion);
-}
-
 } // namespace gos::agent

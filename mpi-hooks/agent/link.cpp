@@ -72,6 +72,14 @@ bool Agent::try_connect()
 		req.rank = settings().rank;
 		req.local_rank = settings().local_rank;
 		req.world_size = settings().world_size;
+		{
+			std::lock_guard g(rank_mu_);
+			if (rank_known_) {
+				req.rank = rank_.rank;
+				req.local_rank = rank_.local_rank;
+				req.world_size = rank_.world_size;
+			}
+		}
 		req.job_id = settings().job_id;
 		gos_rep_hello rep{};
 		if (int err = client->hello(req, rep)) {
@@ -88,6 +96,7 @@ bool Agent::try_connect()
 			ngpus_ = rep.ngpus;
 			chunk_size_ = rep.chunk_size;
 			context_reported_.assign(rep.ngpus, false);
+			send_rank(*client);	// the node name, which hello does not carry
 		}
 	} catch (const std::exception &e) {
 		why = e.what();

@@ -39,6 +39,7 @@ struct Buffer {
 	std::vector<PriorityRange> ranges;	// set before registration
 	std::mutex op;			// held while an order or free runs
 	bool freed = false;
+	bool pinned = false;		// given priority 0 on advice
 
 	bool evictable() const { return backing == Backing::managed || backing == Backing::app_managed; }
 };
