@@ -1,7 +1,8 @@
-// Plays the SPANK plugin for the GPU suite (root): registers a job step on
+// Plays the SPANK plugin for the GPU and MPI suites (root): registers a job step on
 // node GPUs, or a task pid of a job, with gpuoversubd.
 //   gos_register SOCKET step JOB GPU[,GPU...] [FACTOR_MILLI]
 //   gos_register SOCKET task JOB PID
+//   gos_register SOCKET end JOB      (the epilog: ends the job, writes its report)
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -11,8 +12,9 @@
 
 int main(int argc, char **argv)
 {
-	if (argc < 5) {
-		std::fprintf(stderr, "usage: gos_register SOCKET step JOB GPUS [FACTOR_MILLI] | SOCKET task JOB PID\n");
+	if (argc < 4 || (argc < 5 && std::string(argv[2]) != "end")) {
+		std::fprintf(stderr, "usage: gos_register SOCKET step JOB GPUS [FACTOR_MILLI] | SOCKET task JOB PID | "
+				     "SOCKET end JOB\n");
 		return 2;
 	}
 	try {
@@ -32,6 +34,9 @@ int main(int argc, char **argv)
 			t.job_id = std::strtoull(argv[3], nullptr, 10);
 			t.pid = static_cast<std::uint32_t>(std::stoul(argv[4]));
 			r = c.call(GOS_REQ_TASK_REGISTER, t);
+		} else if (what == "end") {
+			gos_req_job j{std::strtoull(argv[3], nullptr, 10)};
+			r = c.call(GOS_REQ_JOB_END, j);
 		} else {
 			std::fprintf(stderr, "gos_register: unknown request %s\n", argv[2]);
 			return 2;

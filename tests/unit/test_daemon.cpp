@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -283,6 +284,43 @@ BOOST_AUTO_TEST_CASE(malformed_frames_cut_off_the_sender_only)
 	std::string why;
 	BOOST_TEST(d.request(GOS_REQ_STEP_REGISTER, &bad, sizeof bad, &why) == -EINVAL);
 	BOOST_TEST(why == "GPU 5 does not exist on this node (it has 1)");
+	BOOST_TEST(d.status()["gpus"].size() == 1u);	// still serving
+}
+
+BOOST_AUTO_TEST_CASE(bad_rank_messages_are_refused)
+{
+	DaemonUnderTest d("");
+	d.register_step(5);
+	d.register_task(5, ::getpid());
+	gos::proto::Client c(d.socket);
+	gos_req_hello hello{static_cast<std::uint32_t>(::getpid()), -1, -1, 0, 5};
+	BOOST_REQUIRE(c.call(GOS_REQ_HELLO, hello).status == 0);
+	gos_req_rank rank{4, 0, 4, 0, "node1"};	// rank 4 of 4
+	auto r = c.call(GOS_REQ_RANK, rank);
+	BOOST_TEST(r.status == -EINVAL);
+	rank = {1, 0, 4, 0, {}};
+	std::memset(rank.node, 'x', sizeof rank.node);	// no NUL
+	BOOST_TEST(c.call(GOS_REQ_RANK, rank).status == -EINVAL);
+	rank = {1, 0, 4, 0, "node1"};
+	BOOST_TEST(c.call(GOS_REQ_RANK, rank).status == 0);
+	// A report that says 2 records and carries 1.
+	struct {
+		gos_req_rank_report head;
+		gos_rank_record one;
+	} report{{2, 0}, {}};
+	report.one.rank = 1;
+	std::strcpy(report.one.node, "node1");
+	BOOST_TEST(c.call(GOS_REQ_RANK_REPORT, report).status == -EINVAL);
+	report.head.count = 1;
+	BOOST_TEST(c.call(GOS_REQ_RANK_REPORT, report).status == 0);
+	BOOST_TEST(d.ask(GOS_REQ_REPORT, &(const gos_req_job &)gos_req_job{5}, sizeof(gos_req_job))["mpi_ranks"][0]["node"] ==
+		   "node1");
+	// Half a record is not a frame this daemon reads: the sender is cut off.
+	gos_wire_hdr h{GOS_WIRE_MAGIC, 1, GOS_REQ_RANK_REPORT, 9, sizeof(gos_req_rank_report) + 10};
+	char junk[sizeof(gos_req_rank_report) + 10] = {};
+	BOOST_REQUIRE(::send(c.fd(), &h, sizeof h, MSG_NOSIGNAL) == sizeof h);
+	(void)::send(c.fd(), junk, sizeof junk, MSG_NOSIGNAL);
+	BOOST_CHECK_THROW(c.call(GOS_REQ_STATUS, 2000), gos::proto::ProtocolError);
 	BOOST_TEST(d.status()["gpus"].size() == 1u);	// still serving
 }
 
