@@ -36,7 +36,7 @@ mpirun_job() {
 	local job=$1 preload=$2; shift 2
 	"$B/tests/gpu/gos_register" "$D/sock" step "$job" 0,1,2,3
 	bash -c '"$0" "$1" task "$2" $$ && exec "${@:3}"' "$B/tests/gpu/gos_register" "$D/sock" "$job" \
-		timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES=4 \
+		timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES="${NDEV:-4}" \
 		-x FAKECUDA_MEMORY=256M -x FAKECUDA_STATE="$D/fakecuda-$job" -x LD_PRELOAD="$preload" \
 		-x GPUOVERSUB_SOCKET="$D/sock" -x GPUOVERSUB_REQUIRED=1 -x SLURM_JOB_ID="$job" \
 		-x ASAN_OPTIONS=verify_asan_link_order=0 "$@"
@@ -113,4 +113,12 @@ sys.exit(0 if all(t["demand"] == 0 for g in json.load(sys.stdin)["gpus"] for t i
 		[ "$status" -eq 0 ]
 		[ "$(grep -c '^rank [0-3] ok$' <<<"$output")" -eq 4 ]
 	done
+}
+
+@test "the MPI example moves work from a rank under pressure to one with headroom" {
+	# Four ranks on three GPUs: ranks 0 and 3 share GPU 0 and overfill it.
+	NDEV=3 run mpirun_job 6 "$hooks" "$B/examples/mpi/balance" 64 10
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"step 5: rank 0 is at 1."*"x its fair share; rank 1 has "*" MiB of headroom: move work from 0 to 1"* ]]
+	[[ "$output" == *"done: 4 ranks, 10 steps"* ]]
 }
