@@ -59,7 +59,7 @@ State state;
 int on_option(int, const char *optarg, int)
 {
 	std::string why;
-	auto r = parse_request(optarg ? optarg : "", why);
+	auto r = parse_request(option_value(optarg), why);
 	if (!r) {
 		slurm_error("[gpuoversub] %s", why.c_str());
 		return -1;

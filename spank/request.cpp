@@ -23,6 +23,12 @@ std::string Request::text() const
 	return "?";
 }
 
+std::string_view option_value(const char *optarg)
+{
+	std::string_view v = optarg ? optarg : "";
+	return v == "(null)" ? std::string_view() : v;
+}
+
 std::optional<Request> parse_request(std::string_view value, std::string &why)
 {
 	Request r;

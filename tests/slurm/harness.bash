@@ -114,6 +114,11 @@ slurm_down() {
 		kill -9 "$pid" 2>/dev/null
 	done
 	pkill -9 -f "slurmstepd.*$GOS_DIR" 2>/dev/null
+	# Daemons whose pid file never got written (slurm_up failed midway) are
+	# found by the configuration they were started with.
+	for pid in $(pgrep -x 'slurmctld|slurmd|slurmstepd'); do
+		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
+	done
 	gos_daemon_stop
 	# A munged we started goes with us; one the machine runs stays.
 	if [ -e "$GOS_DIR/run/munged.ours" ]; then

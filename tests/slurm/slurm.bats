@@ -104,6 +104,20 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 	[ "$evicted" -gt 0 ]
 }
 
+@test "an MPI job under srun --mpi=pmix gets the MPI hooks, and its report the per-rank breakdown" {
+	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
+		--wrap "srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/mpi/gos_mpi_app basic")
+	[ "$(job_wait "$id")" = COMPLETED ]
+	[ "$(grep -c '^rank [0-3] of 4 local [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
+	for _ in $(seq 50); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
+	python3 - "$GOS_DIR/reports/job-$id.json" <<'PY'
+import json, sys
+ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
+assert sorted(r["rank"] for r in ranks) == [0, 1, 2, 3], ranks
+assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
+PY
+}
+
 @test "the epilog logs the report, keeps it on disk and sets AdminComment" {
 	plugstack report_admin_comment=yes
 	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script e 2 0)")

@@ -25,6 +25,10 @@ BOOST_AUTO_TEST_CASE(option_values)
 	}
 	parse_request("lots", why);
 	BOOST_TEST(why.find("accepted: off, a FACTOR") != std::string::npos);
+	// A bare option forwarded from sbatch to srun arrives as "(null)".
+	BOOST_TEST(option_value("(null)").empty());
+	BOOST_TEST(option_value(nullptr).empty());
+	BOOST_TEST(option_value("2") == "2");
 }
 
 BOOST_AUTO_TEST_CASE(the_ceiling_clamps_or_refuses_factors_only)
