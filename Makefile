@@ -163,7 +163,7 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c $(FAKECUDA_LIB) $(MPI_LIB)
 	$(MPI_PROGRAM)
 $(BUILD)/examples/mpi/%: examples/mpi/%.c $(FAKECUDA_LIB) $(MPI_LIB)
 	$(MPI_PROGRAM)
-$(BUILD)/tests/mpi/mpi_plain: tests/mpi/mpi_plain.c
+$(BUILD)/tests/mpi/mpi_plain $(BUILD)/bench/mpi_pingpong: $(BUILD)/%: %.c
 	@mkdir -p $(@D)
 	$(MPI_PROGRAM_CC) $(MPI_LIBS)
 
@@ -223,10 +223,12 @@ check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_B
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
 
-bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register
+bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(MPI_LIB) $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register \
+		$(BUILD)/bench/mpi_pingpong
 	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
 	BUILD=$(BUILD) bench/bench_agent.sh bench/RESULTS.md
+	BUILD=$(BUILD) bench/bench_mpi.sh bench/RESULTS.md
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 GPU_SUITE_DEPS := all $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register

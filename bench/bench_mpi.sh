@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The MPI hooks' overhead, against the same program without them in the
+# same run: mpirun -np 2 startup (MPI_Init + MPI_Finalize, median of 7) and
+# 8-byte ping-pong latency. "With" is the full path: agent and hooks
+# preloaded, ranks registered with a private gpuoversubd (simulated GPU),
+# the rank report at finalize. Needs root (it registers the job).
+set -euo pipefail
+BUILD=${BUILD:-build}
+results=${1:-}
+B=$(realpath "$BUILD")
+work=$(mktemp -d)
+trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nsimulated_gpus:\n  - {memory: 1G, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
+	"$work/sock" "$work/state" "$work/reports" >"$work/policy.yaml"
+"$B/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
+daemon=$!
+for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+"$B/tests/gpu/gos_register" "$work/sock" step 1 0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# run PRELOAD ARG: one mpirun -np 2 of the ping-pong program, as a task of job 1.
+run() {
+	bash -c '"$0" "$1" task 1 $$ && exec "${@:2}"' "$B/tests/gpu/gos_register" "$work/sock" \
+		mpirun -np 2 -x LD_PRELOAD="$1" -x GPUOVERSUB_SOCKET="$work/sock" -x SLURM_JOB_ID=1 \
+		"$B/bench/mpi_pingpong" "$2"
+}
+startup() {	# median wall milliseconds of 7 runs
+	for _ in $(seq 7); do
+		s=$(date +%s%N); run "$1" 0 >/dev/null; echo $((($(date +%s%N) - s) / 1000000))
+	done | sort -n | sed -n 4p
+}
+hooks="$B/lib/libgpuoversub.so:$B/lib/libgpuoversub_mpi.so"
+plain_start=$(startup "")
+hooks_start=$(startup "$hooks")
+plain_lat=$(run "" 10000)
+hooks_lat=$(run "$hooks" 10000)
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+text=$(python3 - "$plain_start" "$hooks_start" "$plain_lat" "$hooks_lat" "$(nproc) x $cpu" "$(date +%F)" <<'PY'
+import sys
+ps, hs, pl, hl, cpu, day = sys.argv[1:]
+ps, hs, pl, hl = int(ps), int(hs), float(pl), float(hl)
+print(f"MPI hooks, Open MPI mpirun -np 2 on {cpu}, {day}:\n\n"
+      "| Measure | Without hooks | With agent + hooks | Ratio |\n|---|---|---|---|\n"
+      f"| Startup (MPI_Init + MPI_Finalize, median of 7 runs) | {ps} ms | {hs} ms | {hs / ps:.2f}x |\n"
+      f"| Ping-pong, 8 bytes, one way (median of 20 x 10000) | {pl:.3f} us | {hl:.3f} us | {hl / pl:.2f}x |")
+PY
+)
+echo "$text"
+if [ -n "$results" ]; then
+	python3 - "$results" "$text" <<'PY'
+import re, sys
+path, text = sys.argv[1], sys.argv[2]
+section = "<!-- bench_mpi:begin -->\n" + text + "\n<!-- bench_mpi:end -->"
+body = open(path).read()
+if "<!-- bench_mpi:begin -->" in body:
+    body = re.sub(r"<!-- bench_mpi:begin -->.*<!-- bench_mpi:end -->", lambda _: section, body, flags=re.S)
+else:
+    body = body.replace("\n## On a GPU", "\n" + section + "\n\n## On a GPU", 1)
+open(path, "w").write(body)
+PY
+fi
