@@ -132,6 +132,7 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		int err = b->evictable() ? place(*b, o->offset, o->length, !evict, o->numa_node, false) : -EINVAL;
 		issued.push_back({o, b, err});
 	}
+	auto issued_at = std::chrono::steady_clock::now();
 	// One wait per context's stream covers every move issued on it.
 	std::map<CUcontext, int> waited;
 	for (Move &m : issued) {
@@ -170,6 +171,16 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 	}
 	for (const Buffer *buffer : stale)
 		place_as_engine_says(*buffer);
+	if (settings().verbose) {
+		std::uint64_t bytes = 0;
+		for (const Move &m : issued)
+			bytes += m.order->length;
+		auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+		debug("batch of " + std::to_string(issued.size()) + " orders, " + std::to_string(bytes >> 20) +
+		      " MiB: issued in " + std::to_string(ms(start, issued_at)) + " ms, waited " +
+		      std::to_string(took.count() / 1e6 - ms(start, issued_at)) + " ms, acknowledged in " +
+		      std::to_string(ms(start + took, std::chrono::steady_clock::now())) + " ms");
+	}
 }
 
 } // namespace gos::agent

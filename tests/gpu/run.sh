@@ -123,7 +123,7 @@ done
 # (or its VM): that arm runs only with GOS_GPU_PLAIN_UVM=1.
 alone=$(timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
 step; jv=$next_job; step; jc=$next_job
-under "$jc" "$gb" integrity "$(pct 150)" 25 >"$work/dos.out" 2>&1 &
+GPUOVERSUB_VERBOSE=${GOS_GPU_VERBOSE:-0} under "$jc" "$gb" integrity "$(pct 150)" 25 >"$work/dos.out" 2>&1 &
 pc=$!
 sleep 4
 (while kill -0 $pc 2>/dev/null; do status >>"$work/pagedos-status.jsonl"; sleep 1; done) &
@@ -141,7 +141,7 @@ if [ "${GOS_GPU_PLAIN_UVM:-0}" = 1 ]; then
 	uvm=$(GPU_BENCH_MANAGED=1 timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
 	wait $pc; kill $pb 2>/dev/null; wait $pb
 fi
-line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm; co-runner data $(cat "$work/dos.out")"
+line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm; co-runner data $(grep -v 'batch of' "$work/dos.out")"
 ok=$(python3 -c "
 import sys
 a, g, u = sys.argv[1:]
