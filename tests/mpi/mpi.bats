@@ -122,3 +122,11 @@ sys.exit(0 if all(t["demand"] == 0 for g in json.load(sys.stdin)["gpus"] for t i
 	[[ "$output" == *"step 5: rank 0 is at 1."*"x its fair share; rank 1 has "*" MiB of headroom: move work from 0 to 1"* ]]
 	[[ "$output" == *"done: 4 ranks, 10 steps"* ]]
 }
+
+@test "the hooks library exports only the wrapped calls and the exchange, and is hardened" {
+	run bash -c "nm -D --defined-only $B/lib/libgpuoversub_mpi.so | awk '{print \$3}' | sort | tr '\n' ' '"
+	[ "$output" = "MPI_Finalize MPI_Init MPI_Init_thread gpuoversub_mpi_exchange " ]
+	readelf -d "$B/lib/libgpuoversub_mpi.so" | grep -q 'BIND_NOW\|FLAGS.*NOW'
+	readelf -l "$B/lib/libgpuoversub_mpi.so" | grep -q GNU_RELRO
+	readelf -d "$B/lib/libgpuoversub_mpi.so" | grep -q 'NEEDED.*libmpi'
+}
