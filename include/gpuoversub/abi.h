@@ -13,6 +13,7 @@
 #ifndef GPUOVERSUB_ABI_H
 #define GPUOVERSUB_ABI_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define GOS_WIRE_MAGIC 0x31534f47u	/* "GOS1" */
@@ -247,5 +248,66 @@ struct gos_wire_order {
 	__s32 numa_node;		/* EVICT: host node to place data on */
 	__u32 pad;
 };
+
+/*
+ * The kernel module's device, /dev/gpuoversub: the same engine behind
+ * ioctls. read() returns whole gos_wire_order records (gpu is the node
+ * GPU, numa_node -1); poll() says when one is waiting. Closing the file,
+ * kill -9 included, releases the process's buffers.
+ */
+#define GOS_KABI_VERSION 1
+#define GOS_IOC_MAGIC 0xB7
+
+struct gos_ioc_version {
+	__u32 abi;			/* GOS_KABI_VERSION */
+	__u32 chunk_size;
+};
+
+/* CAP_SYS_ADMIN: the daemon. */
+struct gos_ioc_gpu {
+	__u32 gpu;			/* node GPU index */
+	__u32 pad;
+	__u64 physical;
+	__u64 reserve;
+};
+
+struct gos_ioc_tenant {
+	__u32 gpu;
+	__u32 weight;			/* >= 1 */
+	__u64 limit;			/* 0 = none */
+	__u32 tenant;			/* out */
+	__u32 pad;
+};
+
+struct gos_ioc_bind {
+	__u32 tenant;
+	__u32 pid;			/* this process and its descendants */
+};
+
+/* Agents: the tenant is the one the process (or an ancestor) is bound to. */
+struct gos_ioc_alloc {
+	__u32 priority;
+	__u32 flags;			/* GOS_ALLOC_FLAG_* */
+	__u64 size;
+	__u64 buffer;			/* out, and the placement: */
+	__u64 device_bytes;
+	__u64 host_bytes;
+	__u64 waiting_bytes;
+};
+
+struct gos_ioc_order {
+	__u64 order;
+	__u32 ok;			/* 1 = carried out, 0 = failed */
+	__u32 pad;
+};
+
+#define GOS_IOC_VERSION _IOR(GOS_IOC_MAGIC, 0, struct gos_ioc_version)
+#define GOS_IOC_GPU_ADD _IOW(GOS_IOC_MAGIC, 1, struct gos_ioc_gpu)
+#define GOS_IOC_TENANT_CREATE _IOWR(GOS_IOC_MAGIC, 2, struct gos_ioc_tenant)
+#define GOS_IOC_BIND _IOW(GOS_IOC_MAGIC, 3, struct gos_ioc_bind)
+#define GOS_IOC_ALLOC _IOWR(GOS_IOC_MAGIC, 16, struct gos_ioc_alloc)
+#define GOS_IOC_FREE _IOW(GOS_IOC_MAGIC, 17, struct gos_req_buffer)
+#define GOS_IOC_PRIORITY _IOW(GOS_IOC_MAGIC, 18, struct gos_req_priority)
+#define GOS_IOC_ORDER_DONE _IOW(GOS_IOC_MAGIC, 19, struct gos_ioc_order)
 
 #endif /* GPUOVERSUB_ABI_H */

@@ -1,0 +1,29 @@
+#!/bin/busybox sh
+# /init of the module's test guest: load, test, unload, cycle, report.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+echo "GOS: booted $(uname -r)"
+insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
+/kmod_test
+# A module with open files must not go away under them.
+exec 3</dev/gpuoversub
+if rmmod gpuoversub 2>/dev/null; then echo "GOS: FAIL rmmod succeeded while a file was open"; fi
+exec 3<&-
+rmmod gpuoversub || echo "GOS: FAIL rmmod"
+before=$(awk '/^SUnreclaim/ {print $2}' /proc/meminfo)
+i=0
+while [ $i -lt 20 ]; do
+	i=$((i + 1))
+	{ insmod /gpuoversub.ko && /kmod_cycle && rmmod gpuoversub; } ||
+		echo "GOS: FAIL load/unload cycle $i"
+done
+after=$(awk '/^SUnreclaim/ {print $2}' /proc/meminfo)
+echo "GOS: unreclaimable slab $before kB before 20 load/unload cycles, $after kB after"
+[ $((after - before)) -gt 1024 ] && echo "GOS: FAIL slab grew by more than 1 MiB"
+if dmesg | grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace|gpuoversub.*leak'; then
+	echo "GOS: FAIL the kernel complained"
+fi
+echo "GOS: done"
+poweroff -f

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * gpuoversub.ko in a QEMU guest (tests/kmod/run.sh boots it): the ABI, the
+ * daemon's calls and their capability check, agents as forked processes
+ * that overcommit a GPU and get orders, kill -9 of a client, bad arguments
+ * for every ioctl, and a bounded random ioctl fuzzer. Static, kselftest.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "../../include/gpuoversub/abi.h"
+
+#define MiB (1ull << 20)
+
+static int dev(void)
+{
+	return open("/dev/gpuoversub", O_RDWR | O_CLOEXEC);
+}
+
+/* ioctl's result as 0 or -errno. */
+static int call(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * GPU `gpu` of `bytes` with two tenants of weight 1; returns the GPU. Each
+ * test names its own GPU: the harness runs every test in a fresh process
+ * against the one module.
+ */
+static uint32_t gpu_with_tenants(int fd, uint32_t gpu, uint64_t bytes, uint32_t *t0, uint32_t *t1)
+{
+	struct gos_ioc_gpu g = { .gpu = gpu, .physical = bytes };
+	struct gos_ioc_tenant t = { .gpu = g.gpu, .weight = 1 };
+
+	if (call(fd, GOS_IOC_GPU_ADD, &g))
+		return UINT32_MAX;
+	if (call(fd, GOS_IOC_TENANT_CREATE, &t))
+		return UINT32_MAX;
+	*t0 = t.tenant;
+	t.tenant = 0;
+	if (call(fd, GOS_IOC_TENANT_CREATE, &t))
+		return UINT32_MAX;
+	*t1 = t.tenant;
+	return g.gpu;
+}
+
+/* Next order on fd within ms, or kind 0. */
+static struct gos_wire_order read_order(int fd, int ms)
+{
+	struct gos_wire_order o = { 0 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) == 1 && read(fd, &o, sizeof(o)) != sizeof(o))
+		o.kind = 0;
+	return o;
+}
+
+/* A child process bound to tenant: it allocates mib and reports on out. */
+struct agent {
+	pid_t pid;
+	int go, out;
+};
+
+static struct agent spawn(int admin, uint32_t tenant, uint64_t mib)
+{
+	int go[2], out[2];
+	struct agent a;
+
+	if (pipe(go) || pipe(out))
+		exit(2);
+	a.pid = fork();
+	if (a.pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = mib * MiB };
+		struct gos_wire_order o;
+		char c;
+		int fd = dev();
+
+		close(admin);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		if (call(fd, GOS_IOC_ALLOC, &al))
+			_exit(4);
+		/* Report the placement, then every order: ack it and pass it on. */
+		if (write(out[1], &al, sizeof(al)) != sizeof(al))
+			_exit(5);
+		for (;;) {
+			o = read_order(fd, 10000);
+			if (!o.kind)
+				_exit(0);
+			if (o.id) {
+				struct gos_ioc_order done = { .order = o.id, .ok = 1 };
+
+				call(fd, GOS_IOC_ORDER_DONE, &done);
+			}
+			if (write(out[1], &o, sizeof(o)) != sizeof(o))
+				_exit(0);
+		}
+	}
+	close(go[0]);
+	close(out[1]);
+	a.go = go[1];
+	a.out = out[0];
+	struct gos_ioc_bind b = { .tenant = tenant, .pid = (uint32_t)a.pid };
+
+	if (call(admin, GOS_IOC_BIND, &b))
+		exit(6);
+	if (write(a.go, "g", 1) != 1)
+		exit(7);
+	return a;
+}
+
+static int agent_read(struct agent *a, void *buf, size_t len, int ms)
+{
+	struct pollfd p = { .fd = a->out, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && read(a->out, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+TEST(abi_version)
+{
+	struct gos_ioc_version v = { 0 };
+	int fd = dev();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, call(fd, GOS_IOC_VERSION, &v));
+	EXPECT_EQ((__u32)GOS_KABI_VERSION, v.abi);
+	EXPECT_EQ(2 * MiB, v.chunk_size);
+	close(fd);
+}
+
+TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
+{
+	int admin = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_alloc placed;
+	struct gos_wire_order o;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 1, 64 * MiB, &t0, &t1));
+	struct agent a = spawn(admin, t0, 48);
+
+	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
+	EXPECT_EQ(48 * MiB, placed.device_bytes);
+	struct agent b = spawn(admin, t1, 48);
+
+	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
+	/* B's fair share is 32 MiB: A must give up 16, so A gets evict orders. */
+	EXPECT_EQ(48 * MiB, placed.device_bytes + placed.host_bytes + placed.waiting_bytes);
+	uint64_t evicted = 0;
+
+	while (evicted < 16 * MiB && !agent_read(&a, &o, sizeof(o), 2000)) {
+		if (o.kind == GOS_ORDER_EVICT)
+			evicted += o.length;
+	}
+	EXPECT_GE(evicted, 16 * MiB);
+	/* B exits: its memory is released and A's evicted chunks come back. */
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, NULL, 0);
+	uint64_t returned = 0;
+
+	while (returned < evicted && !agent_read(&a, &o, sizeof(o), 3000)) {
+		if (o.kind == GOS_ORDER_RETURN)
+			returned += o.length;
+	}
+	EXPECT_EQ(evicted, returned);
+	kill(a.pid, SIGKILL);
+	waitpid(a.pid, NULL, 0);
+	close(admin);
+}
+
+TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
+{
+	int admin = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_alloc placed;
+	struct gos_wire_order o;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 2, 32 * MiB, &t0, &t1));
+	struct agent a = spawn(admin, t0, 32);
+
+	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
+	struct agent b = spawn(admin, t1, 32);
+
+	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
+	kill(a.pid, SIGKILL);	/* holding chunks, with orders outstanding */
+	waitpid(a.pid, NULL, 0);
+	/* All of B ends up on the device. */
+	uint64_t on_host = placed.host_bytes + placed.waiting_bytes, back = 0;
+
+	while (back < on_host && !agent_read(&b, &o, sizeof(o), 3000)) {
+		if (o.kind == GOS_ORDER_RETURN)
+			back += o.length;
+		if (o.kind == GOS_ORDER_SETTLED)
+			back += o.device_bytes;
+	}
+	EXPECT_EQ(on_host, back);
+	kill(b.pid, SIGKILL);
+	waitpid(b.pid, NULL, 0);
+	close(admin);
+}
+
+TEST(daemon_calls_need_cap_sys_admin)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_gpu g = { .gpu = 60, .physical = MiB };
+		struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
+		struct gos_ioc_bind b = { .tenant = 0, .pid = 1 };
+		struct gos_ioc_alloc al = { .size = MiB };
+		struct gos_ioc_version v;
+		int fd = dev();
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
+		    call(fd, GOS_IOC_BIND, &b) != -EPERM)
+			_exit(11);
+		/* Agents' calls stay open to it, but it belongs to no tenant. */
+		if (call(fd, GOS_IOC_VERSION, &v) || call(fd, GOS_IOC_ALLOC, &al) != -EPERM)
+			_exit(12);
+		_exit(0);
+	}
+	int status;
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(bad_arguments_for_every_ioctl)
+{
+	int fd = dev();
+	void *unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const unsigned long cmds[] = { GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND,
+				       GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE };
+
+	ASSERT_LE(0, fd);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(-EFAULT, call(fd, cmds[i], NULL));
+		EXPECT_EQ(-EFAULT, call(fd, cmds[i], unmapped));
+	}
+	EXPECT_EQ(-ENOTTY, call(fd, _IO(GOS_IOC_MAGIC, 99), NULL));
+	EXPECT_EQ(-ENOTTY, call(fd, _IOW('x', 1, int), NULL));
+	struct gos_ioc_gpu g = { .gpu = 70, .pad = 1, .physical = MiB };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_ADD, &g));
+	struct gos_ioc_tenant t = { .gpu = 9999, .weight = 1 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_CREATE, &t));	/* no such GPU */
+	t.gpu = 0;
+	t.weight = 0;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_CREATE, &t));
+	struct gos_ioc_bind b = { .tenant = 0, .pid = 0 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc al = { .size = MiB, .flags = 0x80 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &al));
+	struct gos_req_buffer nb = { .buffer = 12345 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_FREE, &nb));
+	struct gos_req_priority p = { .buffer = 12345, .length = MiB, .priority = 99 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_PRIORITY, &p));
+	struct gos_ioc_order o = { .order = 1, .ok = 2 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ORDER_DONE, &o));
+	char small[8];
+
+	EXPECT_EQ(-1, read(fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(random_ioctls_never_hurt_the_kernel)
+{
+	const unsigned long cmds[] = { GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND,
+				       GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE };
+	uint32_t t0, t1;
+	int admin = dev(), fd = dev();
+	unsigned int seed = 12345;
+	long calls = 0;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 3, 256 * MiB, &t0, &t1));
+	struct gos_ioc_bind b = { .tenant = t0, .pid = (uint32_t)getpid() };
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &b));
+	for (; calls < 100000; calls++) {
+		uint64_t arg[8];
+		unsigned long cmd = cmds[rand_r(&seed) % 8];
+
+		for (int i = 0; i < 8; i++)
+			arg[i] = ((uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed)) >> (rand_r(&seed) % 64);
+		if (cmd == GOS_IOC_GPU_ADD)
+			continue;	/* GPUs cannot be removed: it would fill the engine's table */
+		if (rand_r(&seed) % 16 == 0)
+			cmd = _IOC(_IOC_READ | _IOC_WRITE, GOS_IOC_MAGIC, rand_r(&seed) % 32, rand_r(&seed) % 64);
+		ioctl(fd, cmd, arg);
+		if (rand_r(&seed) % 64 == 0) {
+			struct gos_wire_order o[4];
+
+			fcntl(fd, F_SETFL, O_NONBLOCK);
+			(void)!read(fd, o, sizeof(o));
+		}
+		if (rand_r(&seed) % 4096 == 0) {
+			close(fd);	/* releases whatever it holds */
+			fd = dev();
+		}
+	}
+	close(fd);
+	close(admin);
+	EXPECT_EQ(100000, calls);
+}
+
+TEST_HARNESS_MAIN
