@@ -3,6 +3,7 @@
 
 BUILD ?= build
 PREFIX ?= /usr/local
+VERSION := 0.1
 CC ?= gcc
 CXX ?= g++
 
@@ -102,7 +103,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fu
 
 MAN_PAGES := $(wildcard man/*.[1-8])
 
-.PHONY: all check check-sanitize bench install clean demo demo-sim fuzz check-gpu bench-gpu
+.PHONY: all check check-sanitize bench install clean demo demo-sim fuzz check-gpu bench-gpu kmod kmod-check
 all: $(ENGINE_LIB) $(PROGRAMS) $(BENCH_BIN) $(AGENT_LIB) $(SPANK_LIB) $(MPI_LIB)
 
 $(BUILD)/kmod/%.o: kmod/%.c
@@ -218,10 +219,19 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 # Every test that needs no GPU; the last line is "N passed, N failed".
 check: all $(UNIT_BIN) $(FUZZ_BIN) $(FAKECUDA_LIB) $(AGENT_TEST_BIN) $(EXAMPLE_BIN) $(MPI_TEST_BIN) \
 		$(BUILD)/tests/gpu/gos_register
-	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats tests/mpi/*.bats tests/slurm/*.bats
+	@tests/run-tests.sh $(BUILD) $(UNIT_BIN) tests/cli/*.bats tests/mpi/*.bats tests/slurm/*.bats tests/kmod/*.bats
 
 check-sanitize:
 	$(MAKE) BUILD=build-san SANITIZE=1 check
+
+# The kernel module, against Debian's headers (or KDIR): Kbuild writes beside
+# its sources, so it builds from a copy in $(BUILD)/kmod-vm/module.
+kmod:
+	BUILD=$(BUILD) tests/kmod/build-module.sh $(BUILD) "$$(tests/kmod/headers.sh)"
+
+# checkpatch --strict and sparse over the module and the engine.
+kmod-check:
+	BUILD=$(BUILD) tests/kmod/check-style.sh
 
 bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(MPI_LIB) $(BUILD)/tests/agent/gos_testapp $(BUILD)/tests/gpu/gos_register \
 		$(BUILD)/bench/mpi_pingpong
@@ -262,6 +272,14 @@ install: all
 	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
 		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
 	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/
+	# The module's sources for DKMS: dkms add/build/install gpuoversub/$(VERSION)
+	install -d $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/kernel \
+		$(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub
+	install -m 0644 config/dkms.conf $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/
+	install -m 0644 kmod/Kbuild kmod/*.c $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/
+	install -m 0644 kmod/engine/*.c kmod/engine/*.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/
+	install -m 0644 kmod/engine/kernel/*.c $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/kernel/
+	install -m 0644 include/gpuoversub/abi.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub/
 	for page in $(MAN_PAGES); do \
 		sec=$${page##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \

@@ -27,7 +27,8 @@
 
 static unsigned int chunk_size = GOS_CHUNK_DEFAULT;
 module_param(chunk_size, uint, 0444);
-MODULE_PARM_DESC(chunk_size, "Chunk size in bytes (multiple of 4096, at least 64 KiB; default 2 MiB)");
+MODULE_PARM_DESC(chunk_size,
+		 "Chunk size in bytes (multiple of 4096, at least 64 KiB; default 2 MiB)");
 
 static unsigned int return_interval_ms = 50;
 module_param(return_interval_ms, uint, 0444);
@@ -62,7 +63,8 @@ static int tenant_of_current(u32 *tenant)
 	int found = -EPERM;
 
 	rcu_read_lock();
-	for (t = current->group_leader; t && t->pid > 1; t = rcu_dereference(t->real_parent)->group_leader) {
+	for (t = current->group_leader; t->pid > 1;) {
+		struct task_struct *parent = rcu_dereference(t->real_parent)->group_leader;
 		void *v = xa_load(&bindings, t->tgid);
 
 		if (v) {
@@ -70,8 +72,9 @@ static int tenant_of_current(u32 *tenant)
 			found = 0;
 			break;
 		}
-		if (t == rcu_dereference(t->real_parent)->group_leader)
+		if (parent == t)
 			break;
+		t = parent;
 	}
 	rcu_read_unlock();
 	return found;
@@ -195,15 +198,16 @@ static long admin_ioctl(unsigned int cmd, void __user *arg)
 	case GOS_IOC_TENANT_CREATE:
 		if (a.tenant.pad || a.tenant.tenant)
 			return -EINVAL;
-		err = gos_tenant_create(engine, a.tenant.gpu, a.tenant.weight, a.tenant.limit, &a.tenant.tenant);
+		err = gos_tenant_create(engine, a.tenant.gpu, a.tenant.weight, a.tenant.limit,
+					&a.tenant.tenant);
 		if (err)
 			return err;
 		return copy_to_user(arg, &a.tenant, sizeof(a.tenant)) ? -EFAULT : 0;
 	case GOS_IOC_BIND:
 		if (!a.bind.pid || a.bind.pid > PID_MAX_LIMIT)
 			return -EINVAL;
-		return xa_err(xa_store(&bindings, a.bind.pid, xa_mk_value((unsigned long)a.bind.tenant + 1),
-				       GFP_KERNEL));
+		return xa_err(xa_store(&bindings, a.bind.pid,
+				       xa_mk_value((unsigned long)a.bind.tenant + 1), GFP_KERNEL));
 	}
 	return -ENOTTY;
 }
@@ -230,7 +234,8 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		if (err)
 			return err;
 		err = gos_alloc(engine, f->client, tenant, a.alloc.size, a.alloc.priority,
-				a.alloc.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, &res);
+				a.alloc.flags & GOS_ALLOC_FLAG_UNEVICTABLE ?
+				GOS_ALLOC_UNEVICTABLE : 0, &res);
 		wake_up_interruptible(&readers);	/* orders for the victims */
 		if (err)
 			return err;
@@ -245,8 +250,8 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 	case GOS_IOC_PRIORITY:
 		if (a.prio.pad)
 			return -EINVAL;
-		err = gos_set_priority(engine, f->client, a.prio.buffer, a.prio.offset, a.prio.length,
-				       a.prio.priority);
+		err = gos_set_priority(engine, f->client, a.prio.buffer, a.prio.offset,
+				       a.prio.length, a.prio.priority);
 		break;
 	case GOS_IOC_ORDER_DONE:
 		if (a.order.pad || a.order.ok > 1)
@@ -328,8 +333,8 @@ static int __init gos_init(void)
 	}
 	INIT_DELAYED_WORK(&ticker, tick);
 	schedule_delayed_work(&ticker, msecs_to_jiffies(return_interval_ms));
-	pr_info("gpuoversub: engine ABI %d, chunk %u bytes, returns every %u ms\n", GOS_KABI_VERSION, chunk_size,
-		return_interval_ms);
+	pr_info("gpuoversub: engine ABI %d, chunk %u bytes, returns every %u ms\n",
+		GOS_KABI_VERSION, chunk_size, return_interval_ms);
 	return 0;
 }
 

@@ -131,7 +131,7 @@ static void check_buffer(struct checker *ck, struct gos_engine *eng,
 			fail(ck, "chunk selectability mismatch", buf->id);
 	}
 	if (waiting != buf->nwaiting ||
-	    (waiting > 0) != gos_list_linked(&buf->wait_node))
+	    !!waiting != gos_list_linked(&buf->wait_node))
 		fail(ck, "waiting count or queue mismatch", buf->id);
 	check_orders(ck, eng, buf, inflight);
 }

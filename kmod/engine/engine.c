@@ -392,7 +392,7 @@ int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 }
 
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
-		     struct gos_tenant_stats *out)
+			 struct gos_tenant_stats *out)
 {
 	struct gos_tenant *t;
 

@@ -32,8 +32,7 @@ void gos_waterfill(u32 n, const u64 *demand, const u32 *weight, u64 cap,
 			if (share[i] != UNSETTLED || !weight[i])
 				continue;
 			/* d / w <= left / wsum, without division */
-			if ((unsigned __int128)d * wsum >
-			    (unsigned __int128)left * weight[i])
+			if ((__uint128_t)d * wsum > (__uint128_t)left * weight[i])
 				continue;
 			share[i] = d;
 			left -= d;

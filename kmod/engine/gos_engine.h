@@ -160,7 +160,7 @@ int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes);
 /* Fails with -EBUSY while the tenant still holds buffers. */
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
-		     struct gos_tenant_stats *out);
+			 struct gos_tenant_stats *out);
 
 int gos_client_create(struct gos_engine *eng, u32 *client);
 /* Frees everything the client holds and schedules returns for others. */

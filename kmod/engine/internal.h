@@ -11,7 +11,7 @@
 
 #define GOS_WEIGHT_MAX 65535u
 /* Keeps weight * bytes inside 64 bits in the water-filling. */
-#define GOS_BYTES_MAX (1ULL << 48)
+#define GOS_BYTES_MAX ((u64)1 << 48)	/* 256 TiB */
 
 /* A chunk not yet placed, or being freed: counted nowhere. */
 #define GOS_CHUNK_NONE 0xff

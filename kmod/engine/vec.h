@@ -17,6 +17,7 @@ static inline int gos_vec_reserve(struct gos_vec *vec, u32 extra)
 {
 	return gos_vec_reserve_total(vec, (u64)vec->len + extra);
 }
+
 /* Caller has reserved room. */
 static inline void gos_vec_push(struct gos_vec *vec, void *item)
 {

@@ -4,7 +4,7 @@
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-echo "GOS: booted $(uname -r)"
+echo; echo "GOS: booted $(uname -r)"	# after the firmware's escape codes
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
 /kmod_test
 # A module with open files must not go away under them.

@@ -4,42 +4,18 @@
 # module and the static kselftest program tests/kmod/kmod_test.c, and
 # fails on any "not ok", FAIL line, kernel complaint or hang.
 # Fetches (once, cached in $BUILD/kmod-vm) the kernel image and, from the
-# kernel source package, kselftest_harness.h.
+# kernel source package, kselftest_harness.h (tests/kmod/fetch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 out=$(realpath -m "$BUILD/kmod-vm")
-headers=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
-[ -n "$headers" ] || { echo "no kernel headers: apt-get install linux-headers-amd64"; exit 1; }
+headers=$(tests/kmod/headers.sh)
 abi=${headers#/usr/src/linux-headers-}
 mkdir -p "$out"
 
-echo "== building gpuoversub.ko for $abi"
-"$(dirname "$0")/build-module.sh" "$BUILD" "$headers" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
-
-fetch() {	# package, then the paths to extract from it
-	local pkg=$1; shift
-	(cd "$out" && apt-get download "$pkg" >/dev/null 2>&1) || { echo "cannot download $pkg"; exit 1; }
-	dpkg-deb --fsys-tarfile "$out/$pkg"_*.deb | tar -x -C "$out" "$@"
-	rm -f "$out/$pkg"_*.deb
-}
-[ -f "$out/boot/vmlinuz-$abi" ] || { echo "== fetching the kernel image"; fetch "linux-image-$abi" "./boot/vmlinuz-$abi"; }
-if [ ! -f "$out/kselftest/kselftest_harness.h" ]; then
-	echo "== fetching kselftest_harness.h from the kernel source package"
-	src=$(dpkg-query -W -f '${Depends}' "linux-headers-$abi" 2>/dev/null | grep -o 'linux-headers-[0-9.]*-[0-9]*-common' || true)
-	ver=$(echo "$abi" | cut -d. -f1-2)
-	fetch "linux-source-$ver" "./usr/src/linux-source-$ver.tar.xz"
-	mkdir -p "$out/kselftest"
-	tar -xJf "$out/usr/src/linux-source-$ver.tar.xz" -C "$out/kselftest" --strip-components=4 \
-		"linux-source-$ver/tools/testing/selftests/kselftest_harness.h" \
-		"linux-source-$ver/tools/testing/selftests/kselftest.h"
-	mkdir -p "$out/checkpatch"
-	tar -xJf "$out/usr/src/linux-source-$ver.tar.xz" -C "$out/checkpatch" --strip-components=2 \
-		"linux-source-$ver/scripts/checkpatch.pl" "linux-source-$ver/scripts/spelling.txt" \
-		"linux-source-$ver/scripts/const_structs.checkpatch"
-	rm -rf "$out/usr"
-	: "$src"
-fi
+echo "== building gpuoversub.ko against $headers"
+tests/kmod/build-module.sh "$BUILD" "$headers" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
+tests/kmod/fetch.sh "$out" "$abi"
 
 echo "== packing the initramfs"
 root=$out/initramfs
@@ -53,7 +29,7 @@ install -m 0755 tests/kmod/init.sh "$root/init"
 
 echo "== booting $abi in QEMU (TCG, 2 CPUs)"
 log=$out/console.log
-timeout 900 qemu-system-x86_64 -accel tcg -m 512 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
+timeout 300 qemu-system-x86_64 -accel tcg -m 512 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$out/boot/vmlinuz-$abi" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 oops=panic quiet" </dev/null >"$log" 2>&1 || true
 tr -d '\r' <"$log" | grep -E '^(ok|not ok|#|GOS:)' || true

@@ -19,7 +19,7 @@ void gos_os_free(void *ptr)
 }
 
 struct gos_os_lock {
-	struct mutex mutex;
+	struct mutex mutex;	/* the whole engine: every entry point takes it */
 };
 
 struct gos_os_lock *gos_os_lock_create(void)

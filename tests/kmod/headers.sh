@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Prints the kernel headers directory to build against: KDIR if set, else
+# the newest Debian linux-headers-*-amd64. Fails, saying what to install.
+if [ -n "${KDIR:-}" ]; then
+	echo "$KDIR"
+	exit 0
+fi
+dir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+[ -n "$dir" ] || { echo "no kernel headers: apt-get install linux-headers-amd64, or set KDIR" >&2; exit 1; }
+echo "$dir"

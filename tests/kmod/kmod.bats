@@ -1,0 +1,54 @@
+#!/usr/bin/env bats
+# gpuoversub.ko booted in a QEMU guest by tests/kmod/run.sh: one boot, whose
+# console log the tests below read. Without QEMU, busybox-static or kernel
+# headers the tests skip, unless GOS_REQUIRE_KMOD_TESTS=1 (CI sets it).
+
+setup_file() {
+	export LOG=${BUILD:-build}/kmod-vm/console.log
+	missing=
+	command -v qemu-system-x86_64 >/dev/null || missing="qemu-system-x86"
+	[ -x /bin/busybox ] || missing="$missing busybox-static"
+	tests/kmod/headers.sh >/dev/null 2>&1 || missing="$missing linux-headers-amd64"
+	export MISSING=$missing
+	[ -n "$missing" ] && return 0
+	rm -f "$LOG"
+	tests/kmod/run.sh >"${BUILD:-build}/kmod-vm.out" 2>&1 || true
+}
+
+setup() {
+	if [ -n "$MISSING" ]; then
+		[ "${GOS_REQUIRE_KMOD_TESTS:-0}" = 1 ] && { echo "missing: $MISSING"; return 1; }
+		skip "needs$MISSING"
+	fi
+	[ -f "$LOG" ] || { cat "${BUILD:-build}/kmod-vm.out"; return 1; }
+}
+
+result() {	# the kselftest line for test $1
+	tr -d '\r' <"$LOG" | grep -E "^(not )?ok [0-9]+ global\.$1\$"
+}
+
+@test "the guest booted the module and finished without a hang or a panic" {
+	tr -d '\r' <"$LOG" | grep -q '^GOS: booted'
+	tr -d '\r' <"$LOG" | grep -q '^GOS: done'
+}
+@test "ABI version" { [[ "$(result abi_version)" == ok* ]]; }
+@test "forked clients overcommit: orders reach the victim, returns after free" {
+	[[ "$(result overcommit_sends_orders_to_the_victim_and_returns_after_free)" == ok* ]]
+}
+@test "kill -9 of a client holding chunks releases them" {
+	[[ "$(result kill_9_of_a_client_holding_host_chunks_frees_them)" == ok* ]]
+}
+@test "daemon calls from an unprivileged process are refused" {
+	[[ "$(result daemon_calls_need_cap_sys_admin)" == ok* ]]
+}
+@test "bad arguments for every ioctl get EINVAL, EFAULT or ENOTTY" {
+	[[ "$(result bad_arguments_for_every_ioctl)" == ok* ]]
+}
+@test "100000 random ioctls" { [[ "$(result random_ioctls_never_hurt_the_kernel)" == ok* ]]; }
+@test "rmmod is refused while a file is open; 20 load/unload cycles leak no slab" {
+	! tr -d '\r' <"$LOG" | grep -E '^GOS: FAIL'
+	tr -d '\r' <"$LOG" | grep -q '^GOS: unreclaimable slab'
+}
+@test "the kernel logged no BUG, WARNING or oops" {
+	! tr -d '\r' <"$LOG" | grep -E 'BUG:|WARNING:|Oops|general protection|Call Trace'
+}
