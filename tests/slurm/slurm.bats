@@ -106,7 +106,8 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 
 @test "an MPI job under srun --mpi=pmix gets the MPI hooks, and its report the per-rank breakdown" {
 	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
-		--wrap "srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/mpi/gos_mpi_app basic")
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/mpi/gos_mpi_app basic")
+	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/mpi/mpi.bats.)
 	[ "$(job_wait "$id")" = COMPLETED ]
 	[ "$(grep -c '^rank [0-3] of 4 local [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
 	for _ in $(seq 50); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
