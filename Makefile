@@ -276,7 +276,7 @@ install: all
 	install -d $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/kernel \
 		$(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub
 	install -m 0644 config/dkms.conf $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/
-	install -m 0644 kmod/Kbuild kmod/*.c $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/
+	install -m 0644 kmod/Kbuild kmod/*.c kmod/*.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/
 	install -m 0644 kmod/engine/*.c kmod/engine/*.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/
 	install -m 0644 kmod/engine/kernel/*.c $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/kernel/
 	install -m 0644 include/gpuoversub/abi.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub/

@@ -8,22 +8,18 @@
  * to tenants; agents allocate, free, set priorities and acknowledge the
  * orders they read. A delayed work item runs the engine's periodic work.
  */
-#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
-#include <linux/sched.h>
-#include <linux/sched/signal.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-#include <linux/xarray.h>
 
-#include "engine/gos_engine.h"
-#include "../include/gpuoversub/abi.h"
+#include "gpuoversub.h"
 
 static unsigned int chunk_size = GOS_CHUNK_DEFAULT;
 module_param(chunk_size, uint, 0444);
@@ -42,43 +38,16 @@ static unsigned int order_timeout_ms = 300;
 module_param(order_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(order_timeout_ms, "Orders not acknowledged by then fail (default 300)");
 
-static struct gos_engine *engine;
+struct gos_engine *gos_eng;	/* the one engine of the node */
 static DECLARE_WAIT_QUEUE_HEAD(readers);	/* woken whenever orders may be waiting */
 static struct delayed_work ticker;
 
-/* tgid -> tenant + 1, set by the daemon. */
-static DEFINE_XARRAY(bindings);
-
 struct gos_file {
 	u32 client;
-	struct gos_message pending;	/* read from the engine, not yet copied out */
+	struct gos_message pending;	/* read from the gos_eng, not yet copied out */
 	bool has_pending;
 	struct mutex lock;		/* serializes read() on one file */
 };
-
-/* The tenant bound to the calling process or its nearest bound ancestor. */
-static int tenant_of_current(u32 *tenant)
-{
-	struct task_struct *t;
-	int found = -EPERM;
-
-	rcu_read_lock();
-	for (t = current->group_leader; t->pid > 1;) {
-		struct task_struct *parent = rcu_dereference(t->real_parent)->group_leader;
-		void *v = xa_load(&bindings, t->tgid);
-
-		if (v) {
-			*tenant = xa_to_value(v) - 1;
-			found = 0;
-			break;
-		}
-		if (parent == t)
-			break;
-		t = parent;
-	}
-	rcu_read_unlock();
-	return found;
-}
 
 static int gos_open(struct inode *inode, struct file *file)
 {
@@ -87,7 +56,7 @@ static int gos_open(struct inode *inode, struct file *file)
 
 	if (!f)
 		return -ENOMEM;
-	err = gos_client_create(engine, &f->client);
+	err = gos_client_create(gos_eng, &f->client);
 	if (err) {
 		kfree(f);
 		return err;
@@ -101,7 +70,7 @@ static int gos_release(struct inode *inode, struct file *file)
 {
 	struct gos_file *f = file->private_data;
 
-	gos_client_exit(engine, f->client);
+	gos_client_exit(gos_eng, f->client);
 	mutex_destroy(&f->lock);
 	kfree(f);
 	wake_up_interruptible(&readers);	/* returns for whoever was squeezed */
@@ -112,7 +81,7 @@ static int gos_release(struct inode *inode, struct file *file)
 static bool next_message(struct gos_file *f)
 {
 	if (!f->has_pending)
-		f->has_pending = gos_read_messages(engine, f->client, &f->pending, 1) == 1;
+		f->has_pending = gos_read_messages(gos_eng, f->client, &f->pending, 1) == 1;
 	return f->has_pending;
 }
 
@@ -145,7 +114,7 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 		}
 		o.id = f->pending.id;
 		o.kind = f->pending.kind;
-		o.gpu = gos_tenant_get_stats(engine, f->pending.tenant, &ts) ? 0 : ts.gpu;
+		o.gpu = gos_tenant_get_stats(gos_eng, f->pending.tenant, &ts) ? 0 : ts.gpu;
 		o.buffer = f->pending.buffer;
 		o.offset = f->pending.offset;
 		o.length = f->pending.length;
@@ -177,39 +146,21 @@ static __poll_t gos_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-static long admin_ioctl(unsigned int cmd, void __user *arg)
+static long placement(u32 client, const struct gos_ioc_placement *p)
 {
-	union {
-		struct gos_ioc_gpu gpu;
-		struct gos_ioc_tenant tenant;
-		struct gos_ioc_bind bind;
-	} a;
+	u8 *states;
 	int err;
 
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-	if (copy_from_user(&a, arg, _IOC_SIZE(cmd)))
-		return -EFAULT;
-	switch (cmd) {
-	case GOS_IOC_GPU_ADD:
-		if (a.gpu.pad)
-			return -EINVAL;
-		return gos_gpu_add(engine, a.gpu.gpu, a.gpu.physical, a.gpu.reserve);
-	case GOS_IOC_TENANT_CREATE:
-		if (a.tenant.pad || a.tenant.tenant)
-			return -EINVAL;
-		err = gos_tenant_create(engine, a.tenant.gpu, a.tenant.weight, a.tenant.limit,
-					&a.tenant.tenant);
-		if (err)
-			return err;
-		return copy_to_user(arg, &a.tenant, sizeof(a.tenant)) ? -EFAULT : 0;
-	case GOS_IOC_BIND:
-		if (!a.bind.pid || a.bind.pid > PID_MAX_LIMIT)
-			return -EINVAL;
-		return xa_err(xa_store(&bindings, a.bind.pid,
-				       xa_mk_value((unsigned long)a.bind.tenant + 1), GFP_KERNEL));
-	}
-	return -ENOTTY;
+	if (!p->count || p->count > GOS_PLACEMENT_MAX)
+		return -EINVAL;
+	states = kvmalloc(p->count, GFP_KERNEL);
+	if (!states)
+		return -ENOMEM;
+	err = gos_buffer_placement(gos_eng, client, p->buffer, p->first, p->count, states);
+	if (!err && copy_to_user(u64_to_user_ptr(p->states), states, p->count))
+		err = -EFAULT;
+	kvfree(states);
+	return err;
 }
 
 static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
@@ -219,6 +170,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		struct gos_req_buffer buffer;
 		struct gos_req_priority prio;
 		struct gos_ioc_order order;
+		struct gos_ioc_placement place;
 	} a;
 	struct gos_alloc_result res;
 	u32 tenant;
@@ -230,10 +182,10 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 	case GOS_IOC_ALLOC:
 		if (a.alloc.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || a.alloc.buffer)
 			return -EINVAL;
-		err = tenant_of_current(&tenant);
+		err = gos_tenant_of_current(&tenant);
 		if (err)
 			return err;
-		err = gos_alloc(engine, f->client, tenant, a.alloc.size, a.alloc.priority,
+		err = gos_alloc(gos_eng, f->client, tenant, a.alloc.size, a.alloc.priority,
 				a.alloc.flags & GOS_ALLOC_FLAG_UNEVICTABLE ?
 				GOS_ALLOC_UNEVICTABLE : 0, &res);
 		wake_up_interruptible(&readers);	/* orders for the victims */
@@ -245,20 +197,22 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		a.alloc.waiting_bytes = res.waiting_bytes;
 		return copy_to_user(arg, &a.alloc, sizeof(a.alloc)) ? -EFAULT : 0;
 	case GOS_IOC_FREE:
-		err = gos_free(engine, f->client, a.buffer.buffer);
+		err = gos_free(gos_eng, f->client, a.buffer.buffer);
 		break;
 	case GOS_IOC_PRIORITY:
 		if (a.prio.pad)
 			return -EINVAL;
-		err = gos_set_priority(engine, f->client, a.prio.buffer, a.prio.offset,
+		err = gos_set_priority(gos_eng, f->client, a.prio.buffer, a.prio.offset,
 				       a.prio.length, a.prio.priority);
 		break;
 	case GOS_IOC_ORDER_DONE:
 		if (a.order.pad || a.order.ok > 1)
 			return -EINVAL;
-		err = a.order.ok ? gos_order_ack(engine, f->client, a.order.order)
-				 : gos_order_fail(engine, f->client, a.order.order);
+		err = a.order.ok ? gos_order_ack(gos_eng, f->client, a.order.order)
+				 : gos_order_fail(gos_eng, f->client, a.order.order);
 		break;
+	case GOS_IOC_PLACEMENT:
+		return placement(f->client, &a.place);
 	default:
 		return -ENOTTY;
 	}
@@ -274,17 +228,14 @@ static long gos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case GOS_IOC_VERSION:
 		return copy_to_user(p, &v, sizeof(v)) ? -EFAULT : 0;
-	case GOS_IOC_GPU_ADD:
-	case GOS_IOC_TENANT_CREATE:
-	case GOS_IOC_BIND:
-		return admin_ioctl(cmd, p);
 	case GOS_IOC_ALLOC:
 	case GOS_IOC_FREE:
 	case GOS_IOC_PRIORITY:
 	case GOS_IOC_ORDER_DONE:
+	case GOS_IOC_PLACEMENT:
 		return agent_ioctl(file->private_data, cmd, p);
 	}
-	return -ENOTTY;
+	return gos_admin_ioctl(cmd, p);
 }
 
 static const struct file_operations gos_fops = {
@@ -307,7 +258,7 @@ static struct miscdevice gos_dev = {
 
 static void tick(struct work_struct *work)
 {
-	gos_tick(engine);
+	gos_tick(gos_eng);
 	wake_up_interruptible(&readers);
 	schedule_delayed_work(&ticker, msecs_to_jiffies(return_interval_ms));
 }
@@ -323,12 +274,12 @@ static int __init gos_init(void)
 	cfg.order_timeout_ns = (u64)order_timeout_ms * NSEC_PER_MSEC;
 	if (!return_interval_ms || !order_timeout_ms)
 		return -EINVAL;
-	err = gos_engine_create(&cfg, &engine);
+	err = gos_engine_create(&cfg, &gos_eng);
 	if (err)
 		return err;
 	err = misc_register(&gos_dev);
 	if (err) {
-		gos_engine_destroy(engine);
+		gos_engine_destroy(gos_eng);
 		return err;
 	}
 	INIT_DELAYED_WORK(&ticker, tick);
@@ -342,8 +293,8 @@ static void __exit gos_exit(void)
 {
 	cancel_delayed_work_sync(&ticker);
 	misc_deregister(&gos_dev);
-	xa_destroy(&bindings);
-	gos_engine_destroy(engine);
+	gos_bindings_destroy();
+	gos_engine_destroy(gos_eng);
 }
 
 module_init(gos_init);

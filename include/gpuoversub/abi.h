@@ -279,9 +279,84 @@ struct gos_ioc_tenant {
 	__u32 pad;
 };
 
+/*
+ * Binds a process and its descendants (pid), or every process in a cgroup
+ * v2 and its descendants (cgroup: the id, which is the inode number of the
+ * cgroup's directory), to a tenant. One of pid and cgroup, the other 0.
+ */
 struct gos_ioc_bind {
+	__u32 tenant;			/* ignored by GOS_IOC_UNBIND */
+	__u32 pid;
+	__u64 cgroup;
+};
+
+struct gos_ioc_tenant_policy {
 	__u32 tenant;
-	__u32 pid;			/* this process and its descendants */
+	__u32 weight;			/* >= 1 */
+	__u64 limit;			/* 0 = none */
+	__u64 min_bytes;		/* guaranteed share, 0 = none */
+};
+
+struct gos_ioc_tenant_ref {
+	__u32 tenant;
+	__u32 pad;
+};
+
+struct gos_ioc_tenant_stats {
+	__u32 tenant;			/* in */
+	__u32 gpu;
+	__u32 weight;
+	__u32 throttled;
+	__u32 buffers;
+	__u32 pad;
+	__u64 limit;
+	__u64 min_bytes;
+	__u64 demand;
+	__u64 resident;
+	__u64 host;
+	__u64 unevictable;
+	__u64 entitlement;
+	__u64 peak_resident;
+	__u64 peak_host;
+	__u64 bytes_evicted;
+	__u64 evictions;
+	__u64 bytes_returned;
+	__u64 returns;
+	__u64 bytes_host_placed;
+	__u64 allocs;
+	__u64 slow_allocs;
+	__u64 failed_orders;
+	__u64 oversub_ns;
+	__u64 throttle_events;
+};
+
+struct gos_ioc_gpu_stats {
+	__u32 gpu;			/* in */
+	__u32 tenants;
+	__u32 outstanding_orders;
+	__u32 pad;
+	__u64 physical;
+	__u64 reserve;
+	__u64 external;
+	__u64 capacity;
+	__u64 used;
+	__u64 evicting;
+	__u64 waiting;
+};
+
+/* Memory used on the GPU outside the engine (NVML's view). */
+struct gos_ioc_gpu_external {
+	__u32 gpu;
+	__u32 pad;
+	__u64 bytes;
+};
+
+/* Where chunks [first, first + count) of a buffer are: count bytes of GOS_PLACE_*. */
+struct gos_ioc_placement {
+	__u64 buffer;
+	__u32 first;
+	__u32 count;			/* 1 .. GOS_PLACEMENT_MAX */
+	__u64 states;			/* user pointer */
 };
 
 /* Agents: the tenant is the one the process (or an ancestor) is bound to. */
@@ -305,9 +380,16 @@ struct gos_ioc_order {
 #define GOS_IOC_GPU_ADD _IOW(GOS_IOC_MAGIC, 1, struct gos_ioc_gpu)
 #define GOS_IOC_TENANT_CREATE _IOWR(GOS_IOC_MAGIC, 2, struct gos_ioc_tenant)
 #define GOS_IOC_BIND _IOW(GOS_IOC_MAGIC, 3, struct gos_ioc_bind)
+#define GOS_IOC_UNBIND _IOW(GOS_IOC_MAGIC, 4, struct gos_ioc_bind)
+#define GOS_IOC_TENANT_POLICY _IOW(GOS_IOC_MAGIC, 5, struct gos_ioc_tenant_policy)
+#define GOS_IOC_TENANT_DESTROY _IOW(GOS_IOC_MAGIC, 6, struct gos_ioc_tenant_ref)
+#define GOS_IOC_TENANT_STATS _IOWR(GOS_IOC_MAGIC, 7, struct gos_ioc_tenant_stats)
+#define GOS_IOC_GPU_STATS _IOWR(GOS_IOC_MAGIC, 8, struct gos_ioc_gpu_stats)
+#define GOS_IOC_GPU_EXTERNAL _IOW(GOS_IOC_MAGIC, 9, struct gos_ioc_gpu_external)
 #define GOS_IOC_ALLOC _IOWR(GOS_IOC_MAGIC, 16, struct gos_ioc_alloc)
 #define GOS_IOC_FREE _IOW(GOS_IOC_MAGIC, 17, struct gos_req_buffer)
 #define GOS_IOC_PRIORITY _IOW(GOS_IOC_MAGIC, 18, struct gos_req_priority)
 #define GOS_IOC_ORDER_DONE _IOW(GOS_IOC_MAGIC, 19, struct gos_ioc_order)
+#define GOS_IOC_PLACEMENT _IOW(GOS_IOC_MAGIC, 20, struct gos_ioc_placement)
 
 #endif /* GPUOVERSUB_ABI_H */

@@ -7,7 +7,7 @@ BUILD=${BUILD:-build}
 headers=$(tests/kmod/headers.sh)
 out=$(realpath -m "$BUILD/kmod-vm")
 tests/kmod/fetch.sh "$out" "${headers#/usr/src/linux-headers-}"
-files=(kmod/*.c kmod/engine/*.c kmod/engine/*.h kmod/engine/kernel/*.c kmod/engine/user/*.c)
+files=(kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h kmod/engine/kernel/*.c kmod/engine/user/*.c)
 echo "== checkpatch --strict: ${#files[@]} files"
 report=$(perl "$out/checkpatch/checkpatch.pl" --strict --no-tree --no-signoff --terse -f "${files[@]}" |
 	grep -v '^total: 0 errors, 0 warnings, 0 checks' || true)

@@ -4,6 +4,7 @@
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
 echo; echo "GOS: booted $(uname -r)"	# after the firmware's escape codes
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
 /kmod_test

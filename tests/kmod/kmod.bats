@@ -44,6 +44,12 @@ result() {	# the kselftest line for test $1
 @test "bad arguments for every ioctl get EINVAL, EFAULT or ENOTTY" {
 	[[ "$(result bad_arguments_for_every_ioctl)" == ok* ]]
 }
+@test "tenant policy, limits, minimums, stats, placement, destroy; GPU external memory" {
+	[[ "$(result tenant_policy_stats_placement_and_gpu_accounting)" == ok* ]]
+}
+@test "a tenant bound to a cgroup takes its processes, and no other" {
+	[[ "$(result a_cgroup_binds_its_processes_and_no_other)" == ok* ]]
+}
 @test "100000 random ioctls" { [[ "$(result random_ioctls_never_hurt_the_kernel)" == ok* ]]; }
 @test "rmmod is refused while a file is open; 20 load/unload cycles leak no slab" {
 	! tr -d '\r' <"$LOG" | grep -E '^GOS: FAIL'

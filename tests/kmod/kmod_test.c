@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,10 @@
 #include "../../include/gpuoversub/abi.h"
 
 #define MiB (1ull << 20)
+#define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
+	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
+	GOS_IOC_GPU_EXTERNAL, GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, \
+	GOS_IOC_PLACEMENT
 
 static int dev(void)
 {
@@ -226,8 +231,14 @@ TEST(daemon_calls_need_cap_sys_admin)
 
 		if (setgid(65534) || setuid(65534))
 			_exit(10);
+		struct gos_ioc_tenant_stats ts = { .tenant = 0 };
+		struct gos_ioc_gpu_stats gs = { .gpu = 0 };
+		struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
+
 		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
-		    call(fd, GOS_IOC_BIND, &b) != -EPERM)
+		    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
+		    call(fd, GOS_IOC_TENANT_STATS, &ts) != -EPERM || call(fd, GOS_IOC_GPU_STATS, &gs) != -EPERM ||
+		    call(fd, GOS_IOC_TENANT_POLICY, &tp) != -EPERM)
 			_exit(11);
 		/* Agents' calls stay open to it, but it belongs to no tenant. */
 		if (call(fd, GOS_IOC_VERSION, &v) || call(fd, GOS_IOC_ALLOC, &al) != -EPERM)
@@ -244,8 +255,7 @@ TEST(bad_arguments_for_every_ioctl)
 {
 	int fd = dev();
 	void *unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	const unsigned long cmds[] = { GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND,
-				       GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE };
+	const unsigned long cmds[] = { ALL_IOCTLS };
 
 	ASSERT_LE(0, fd);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -265,7 +275,26 @@ TEST(bad_arguments_for_every_ioctl)
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_CREATE, &t));
 	struct gos_ioc_bind b = { .tenant = 0, .pid = 0 };
 
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* neither pid nor cgroup */
+	b.pid = 5;
+	b.cgroup = 7;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* both */
+	b.cgroup = 0;
+	b.pid = 5000000;	/* above PID_MAX_LIMIT */
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	b.pid = 31337;
+	EXPECT_EQ(-ENOENT, call(fd, GOS_IOC_UNBIND, &b));	/* never bound */
+	struct gos_ioc_placement pl = { .buffer = 1, .count = 0 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
+	pl.count = GOS_PLACEMENT_MAX + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
+	struct gos_ioc_tenant_ref r = { .tenant = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
 	struct gos_ioc_alloc al = { .size = MiB, .flags = 0x80 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &al));
@@ -285,10 +314,114 @@ TEST(bad_arguments_for_every_ioctl)
 	close(fd);
 }
 
+TEST(tenant_policy_stats_placement_and_gpu_accounting)
+{
+	int fd = dev();
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 5, 64 * MiB, &t0, &t1));
+	struct gos_ioc_gpu_external x = { .gpu = 5, .bytes = 16 * MiB };
+	struct gos_ioc_gpu_stats gs = { .gpu = 5 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_STATS, &gs));
+	EXPECT_EQ(64 * MiB, gs.physical);
+	EXPECT_EQ(48 * MiB, gs.capacity);	/* minus what others use */
+	EXPECT_EQ(2u, gs.tenants);
+	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_POLICY, &tp));
+	struct gos_ioc_bind b = { .tenant = t0, .pid = (uint32_t)getpid() };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc al = { .priority = 8, .size = 8 * MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
+	struct gos_ioc_alloc too_big = { .priority = 8, .size = 40 * MiB };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_ALLOC, &too_big));	/* over the 32 MiB limit */
+	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	EXPECT_EQ(5u, ts.gpu);
+	EXPECT_EQ(32 * MiB, ts.limit);
+	EXPECT_EQ(4 * MiB, ts.min_bytes);
+	EXPECT_EQ(8 * MiB, ts.demand);
+	EXPECT_EQ(8 * MiB, ts.resident);
+	EXPECT_EQ(1u, ts.buffers);
+	uint8_t states[4] = { 9, 9, 9, 9 };
+	struct gos_ioc_placement pl = { .buffer = al.buffer, .first = 0, .count = 4,
+					.states = (uint64_t)(uintptr_t)states };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_PLACEMENT, &pl));
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(GOS_PLACE_DEVICE, states[i]);
+	struct gos_ioc_tenant_ref r = { .tenant = t0 };
+
+	EXPECT_EQ(-EBUSY, call(fd, GOS_IOC_TENANT_DESTROY, &r));	/* it holds a buffer */
+	struct gos_req_buffer fb = { .buffer = al.buffer };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_FREE, &fb));
+	EXPECT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	al.buffer = 0;
+	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
+	close(fd);
+}
+
+/* Alloc from a fresh child, optionally after moving it into cgroup dir. */
+static int alloc_in_child(const char *cgroup_dir)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = MiB };
+		char procs[256];
+		int fd = dev(), p;
+
+		if (cgroup_dir) {
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
+			p = open(procs, O_WRONLY);
+			if (p < 0 || write(p, "0", 1) != 1)
+				_exit(100);
+			close(p);
+		}
+		_exit(-call(fd, GOS_IOC_ALLOC, &al));
+	}
+	int status;
+
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -1000;
+}
+
+TEST(a_cgroup_binds_its_processes_and_no_other)
+{
+	const char *dir = "/sys/fs/cgroup/gos-job-7";
+	struct stat st;
+	int fd = dev();
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 6, 64 * MiB, &t0, &t1));
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, stat(dir, &st));
+	struct gos_ioc_bind b = { .tenant = t1, .cgroup = st.st_ino };	/* the cgroup's id */
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	EXPECT_EQ(0, alloc_in_child(dir));	/* a task of the job */
+	EXPECT_EQ(-EPERM, alloc_in_child(NULL));	/* anyone else */
+	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	EXPECT_EQ(-EPERM, alloc_in_child(dir));
+	rmdir(dir);
+	close(fd);
+}
+
 TEST(random_ioctls_never_hurt_the_kernel)
 {
-	const unsigned long cmds[] = { GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND,
-				       GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE };
+	const unsigned long cmds[] = { ALL_IOCTLS };
+	const unsigned int ncmds = sizeof(cmds) / sizeof(cmds[0]);
 	uint32_t t0, t1;
 	int admin = dev(), fd = dev();
 	unsigned int seed = 12345;
@@ -301,7 +434,7 @@ TEST(random_ioctls_never_hurt_the_kernel)
 	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &b));
 	for (; calls < 100000; calls++) {
 		uint64_t arg[8];
-		unsigned long cmd = cmds[rand_r(&seed) % 8];
+		unsigned long cmd = cmds[rand_r(&seed) % ncmds];
 
 		for (int i = 0; i < 8; i++)
 			arg[i] = ((uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed)) >> (rand_r(&seed) % 64);

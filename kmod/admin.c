@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* The daemon's ioctls: GPUs, tenants, bindings and statistics (CAP_SYS_ADMIN). */
+#include <linux/capability.h>
+#include <linux/uaccess.h>
+
+#include "gpuoversub.h"
+
+static int tenant_stats(struct gos_ioc_tenant_stats *out)
+{
+	struct gos_tenant_stats st;
+	int err = gos_tenant_get_stats(gos_eng, out->tenant, &st);
+
+	if (err)
+		return err;
+	*out = (struct gos_ioc_tenant_stats) {
+		.tenant = out->tenant, .gpu = st.gpu, .weight = st.weight,
+		.throttled = st.throttled, .buffers = st.buffers, .limit = st.limit,
+		.min_bytes = st.min_bytes,
+		.demand = st.demand, .resident = st.resident, .host = st.host,
+		.unevictable = st.unevictable, .entitlement = st.entitlement,
+		.peak_resident = st.peak_resident, .peak_host = st.peak_host,
+		.bytes_evicted = st.bytes_evicted, .evictions = st.evictions,
+		.bytes_returned = st.bytes_returned, .returns = st.returns,
+		.bytes_host_placed = st.bytes_host_placed, .allocs = st.allocs,
+		.slow_allocs = st.slow_allocs, .failed_orders = st.failed_orders,
+		.oversub_ns = st.oversub_ns, .throttle_events = st.throttle_events,
+	};
+	return 0;
+}
+
+static int gpu_stats(struct gos_ioc_gpu_stats *out)
+{
+	struct gos_gpu_stats st;
+	int err = gos_gpu_get_stats(gos_eng, out->gpu, &st);
+
+	if (err)
+		return err;
+	*out = (struct gos_ioc_gpu_stats) {
+		.gpu = out->gpu, .tenants = st.tenants, .outstanding_orders = st.outstanding_orders,
+		.physical = st.physical, .reserve = st.reserve, .external = st.external,
+		.capacity = st.capacity, .used = st.used, .evicting = st.evicting,
+		.waiting = st.waiting,
+	};
+	return 0;
+}
+
+static int set_policy(const struct gos_ioc_tenant_policy *p)
+{
+	int err = gos_tenant_set_policy(gos_eng, p->tenant, p->weight, p->limit);
+
+	return err ? err : gos_tenant_set_min(gos_eng, p->tenant, p->min_bytes);
+}
+
+long gos_admin_ioctl(unsigned int cmd, void __user *arg)
+{
+	union {
+		struct gos_ioc_gpu gpu;
+		struct gos_ioc_tenant tenant;
+		struct gos_ioc_bind bind;
+		struct gos_ioc_tenant_policy policy;
+		struct gos_ioc_tenant_ref ref;
+		struct gos_ioc_tenant_stats tstats;
+		struct gos_ioc_gpu_stats gstats;
+		struct gos_ioc_gpu_external external;
+	} a;
+	int err;
+
+	switch (cmd) {
+	case GOS_IOC_GPU_ADD:
+	case GOS_IOC_TENANT_CREATE:
+	case GOS_IOC_BIND:
+	case GOS_IOC_UNBIND:
+	case GOS_IOC_TENANT_POLICY:
+	case GOS_IOC_TENANT_DESTROY:
+	case GOS_IOC_TENANT_STATS:
+	case GOS_IOC_GPU_STATS:
+	case GOS_IOC_GPU_EXTERNAL:
+		break;
+	default:
+		return -ENOTTY;
+	}
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (copy_from_user(&a, arg, _IOC_SIZE(cmd)))
+		return -EFAULT;
+	switch (cmd) {
+	case GOS_IOC_GPU_ADD:
+		return a.gpu.pad ? -EINVAL :
+		       gos_gpu_add(gos_eng, a.gpu.gpu, a.gpu.physical, a.gpu.reserve);
+	case GOS_IOC_TENANT_CREATE:
+		if (a.tenant.pad || a.tenant.tenant)
+			return -EINVAL;
+		err = gos_tenant_create(gos_eng, a.tenant.gpu, a.tenant.weight, a.tenant.limit,
+					&a.tenant.tenant);
+		break;
+	case GOS_IOC_BIND:
+		return gos_bind(&a.bind);
+	case GOS_IOC_UNBIND:
+		return gos_unbind(&a.bind);
+	case GOS_IOC_TENANT_POLICY:
+		return set_policy(&a.policy);
+	case GOS_IOC_TENANT_DESTROY:
+		return a.ref.pad ? -EINVAL : gos_tenant_destroy(gos_eng, a.ref.tenant);
+	case GOS_IOC_TENANT_STATS:
+		err = tenant_stats(&a.tstats);
+		break;
+	case GOS_IOC_GPU_STATS:
+		err = gpu_stats(&a.gstats);
+		break;
+	default:	/* GOS_IOC_GPU_EXTERNAL */
+		return a.external.pad ? -EINVAL :
+		       gos_gpu_set_external(gos_eng, a.external.gpu, a.external.bytes);
+	}
+	if (err)
+		return err;
+	return copy_to_user(arg, &a, _IOC_SIZE(cmd)) ? -EFAULT : 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* What the module's files share: the gos_eng, bindings, the daemon's ioctls. */
+#ifndef GPUOVERSUB_KMOD_H
+#define GPUOVERSUB_KMOD_H
+
+#include "engine/gos_engine.h"
+#include "../include/gpuoversub/abi.h"
+
+extern struct gos_engine *gos_eng;
+
+/* bind.c: which tenant a process belongs to, as the daemon said. */
+int gos_bind(const struct gos_ioc_bind *b);
+int gos_unbind(const struct gos_ioc_bind *b);
+int gos_tenant_of_current(u32 *tenant);
+void gos_bindings_destroy(void);
+
+/* admin.c: the CAP_SYS_ADMIN ioctls; -ENOTTY for any other command. */
+long gos_admin_ioctl(unsigned int cmd, void __user *arg);
+
+#endif
