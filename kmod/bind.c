@@ -1,85 +1,117 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Tenants of processes. The daemon binds a job's cgroup (Slurm puts every
- * task under .../job_N/, which a process cannot leave), or failing that the
- * task pids it registered; descendants inherit either. A process never
- * names its own tenant.
+ * Jobs of processes. The daemon binds a job's cgroup (Slurm puts every task
+ * under .../job_N/, which a process cannot leave), or failing that the task
+ * pids it registered, to the job's tenants, one per GPU; descendants
+ * inherit either. A process never names its own tenant.
  */
 #include <linux/cgroup.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 
 #include "gpuoversub.h"
 
-static DEFINE_XARRAY(by_pid);		/* tgid -> tenant + 1 */
-static DEFINE_XARRAY(by_cgroup);	/* cgroup v2 id -> tenant + 1 */
+struct binding {
+	struct rcu_head rcu;
+	u32 ntenants;
+	u32 tenants[GOS_MAX_STEP_GPUS];
+};
 
-static int one_key(const struct gos_ioc_bind *b)
+static DEFINE_XARRAY(by_pid);		/* tgid -> struct binding */
+static DEFINE_XARRAY(by_cgroup);	/* cgroup v2 id -> struct binding */
+
+static struct xarray *table(const struct gos_ioc_bind *b, unsigned long *key)
 {
 	if (!!b->pid == !!b->cgroup || b->pid > PID_MAX_LIMIT)
-		return -EINVAL;
-	return 0;
+		return NULL;
+	*key = b->pid ? b->pid : b->cgroup;
+	return b->pid ? &by_pid : &by_cgroup;
 }
 
 int gos_bind(const struct gos_ioc_bind *b)
 {
-	void *v = xa_mk_value((unsigned long)b->tenant + 1);
-	int err = one_key(b);
+	unsigned long key;
+	struct xarray *xa = table(b, &key);
+	struct binding *n, *old;
 
-	if (err)
-		return err;
-	if (b->pid)
-		return xa_err(xa_store(&by_pid, b->pid, v, GFP_KERNEL));
-	return xa_err(xa_store(&by_cgroup, b->cgroup, v, GFP_KERNEL));
+	if (!xa || !b->ntenants || b->ntenants > GOS_MAX_STEP_GPUS)
+		return -EINVAL;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return -ENOMEM;
+	n->ntenants = b->ntenants;
+	memcpy(n->tenants, b->tenants, sizeof(n->tenants));
+	old = xa_store(xa, key, n, GFP_KERNEL);
+	if (xa_is_err(old)) {
+		kfree(n);
+		return xa_err(old);
+	}
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
 }
 
 int gos_unbind(const struct gos_ioc_bind *b)
 {
-	int err = one_key(b);
+	unsigned long key;
+	struct xarray *xa = table(b, &key);
+	struct binding *old;
 
-	if (err)
-		return err;
-	if (!(b->pid ? xa_erase(&by_pid, b->pid) : xa_erase(&by_cgroup, b->cgroup)))
+	if (!xa)
+		return -EINVAL;
+	old = xa_erase(xa, key);
+	if (!old)
 		return -ENOENT;
+	kfree_rcu(old, rcu);
 	return 0;
 }
 
-static int found(void *v, u32 *tenant)
+static int pick(struct binding *b, u32 gpu, u32 *tenant)
 {
-	*tenant = xa_to_value(v) - 1;
+	if (gpu >= b->ntenants)
+		return -EINVAL;
+	*tenant = b->tenants[gpu];
 	return 0;
 }
 
-int gos_tenant_of_current(u32 *tenant)
+int gos_tenant_of_current(u32 gpu, u32 *tenant)
 {
 	struct task_struct *t;
 	struct cgroup *cg;
+	struct binding *b = NULL;
 	int err = -EPERM;
 
 	rcu_read_lock();
-	for (cg = task_dfl_cgroup(current); cg && err; cg = cgroup_parent(cg)) {
-		void *v = xa_load(&by_cgroup, cgroup_id(cg));
-
-		if (v)
-			err = found(v, tenant);
-	}
-	for (t = current->group_leader; err && t->pid > 1;) {
+	for (cg = task_dfl_cgroup(current); cg && !b; cg = cgroup_parent(cg))
+		b = xa_load(&by_cgroup, cgroup_id(cg));
+	for (t = current->group_leader; !b && t->pid > 1;) {
 		struct task_struct *parent = rcu_dereference(t->real_parent)->group_leader;
-		void *v = xa_load(&by_pid, t->tgid);
 
-		if (v)
-			err = found(v, tenant);
+		b = xa_load(&by_pid, t->tgid);
 		if (parent == t)
 			break;
 		t = parent;
 	}
+	if (b)
+		err = pick(b, gpu, tenant);
 	rcu_read_unlock();
 	return err;
 }
 
+static void empty(struct xarray *xa)
+{
+	struct binding *b;
+	unsigned long key;
+
+	xa_for_each(xa, key, b)
+		kfree(b);	/* at unload: no reader is left */
+	xa_destroy(xa);
+}
+
 void gos_bindings_destroy(void)
 {
-	xa_destroy(&by_pid);
-	xa_destroy(&by_cgroup);
+	empty(&by_pid);
+	empty(&by_cgroup);
 }

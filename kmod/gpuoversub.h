@@ -8,10 +8,10 @@
 
 extern struct gos_engine *gos_eng;
 
-/* bind.c: which tenant a process belongs to, as the daemon said. */
+/* bind.c: which job (tenants by GPU) a process belongs to, as the daemon said. */
 int gos_bind(const struct gos_ioc_bind *b);
 int gos_unbind(const struct gos_ioc_bind *b);
-int gos_tenant_of_current(u32 *tenant);
+int gos_tenant_of_current(u32 gpu, u32 *tenant);	/* gpu: the job's index */
 void gos_bindings_destroy(void);
 
 /* admin.c: the CAP_SYS_ADMIN ioctls; -ENOTTY for any other command. */

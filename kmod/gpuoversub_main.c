@@ -180,9 +180,9 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		return -EFAULT;
 	switch (cmd) {
 	case GOS_IOC_ALLOC:
-		if (a.alloc.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || a.alloc.buffer)
+		if (a.alloc.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || a.alloc.buffer || a.alloc.pad)
 			return -EINVAL;
-		err = gos_tenant_of_current(&tenant);
+		err = gos_tenant_of_current(a.alloc.gpu, &tenant);
 		if (err)
 			return err;
 		err = gos_alloc(gos_eng, f->client, tenant, a.alloc.size, a.alloc.priority,

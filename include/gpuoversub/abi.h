@@ -282,12 +282,14 @@ struct gos_ioc_tenant {
 /*
  * Binds a process and its descendants (pid), or every process in a cgroup
  * v2 and its descendants (cgroup: the id, which is the inode number of the
- * cgroup's directory), to a tenant. One of pid and cgroup, the other 0.
+ * cgroup's directory), to a job: its tenants, one per GPU of the job, in the
+ * job's GPU order. One of pid and cgroup, the other 0.
  */
 struct gos_ioc_bind {
-	__u32 tenant;			/* ignored by GOS_IOC_UNBIND */
 	__u32 pid;
+	__u32 ntenants;			/* 1 .. GOS_MAX_STEP_GPUS; ignored by UNBIND */
 	__u64 cgroup;
+	__u32 tenants[GOS_MAX_STEP_GPUS];
 };
 
 struct gos_ioc_tenant_policy {
@@ -359,10 +361,12 @@ struct gos_ioc_placement {
 	__u64 states;			/* user pointer */
 };
 
-/* Agents: the tenant is the one the process (or an ancestor) is bound to. */
+/* Agents: the tenant is the job's on that GPU, as the binding says. */
 struct gos_ioc_alloc {
+	__u32 gpu;			/* index among the job's GPUs */
 	__u32 priority;
 	__u32 flags;			/* GOS_ALLOC_FLAG_* */
+	__u32 pad;
 	__u64 size;
 	__u64 buffer;			/* out, and the placement: */
 	__u64 device_bytes;

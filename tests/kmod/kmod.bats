@@ -47,6 +47,9 @@ result() {	# the kselftest line for test $1
 @test "tenant policy, limits, minimums, stats, placement, destroy; GPU external memory" {
 	[[ "$(result tenant_policy_stats_placement_and_gpu_accounting)" == ok* ]]
 }
+@test "a job bound to tenants on two GPUs allocates on the right one" {
+	[[ "$(result a_job_on_two_gpus_allocates_on_the_tenant_of_each)" == ok* ]]
+}
 @test "a tenant bound to a cgroup takes its processes, and no other" {
 	[[ "$(result a_cgroup_binds_its_processes_and_no_other)" == ok* ]]
 }

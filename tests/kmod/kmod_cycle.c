@@ -19,7 +19,7 @@ int main(void)
 
 	if (fd < 0 || ioctl(fd, GOS_IOC_GPU_ADD, &g) || ioctl(fd, GOS_IOC_TENANT_CREATE, &t))
 		return 1;
-	struct gos_ioc_bind b = { .tenant = t.tenant, .pid = (__u32)getpid() };
+	struct gos_ioc_bind b = { .pid = (__u32)getpid(), .ntenants = 1, .tenants = { t.tenant } };
 
 	if (ioctl(fd, GOS_IOC_BIND, &b))
 		return 2;

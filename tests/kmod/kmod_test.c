@@ -117,7 +117,7 @@ static struct agent spawn(int admin, uint32_t tenant, uint64_t mib)
 	close(out[1]);
 	a.go = go[1];
 	a.out = out[0];
-	struct gos_ioc_bind b = { .tenant = tenant, .pid = (uint32_t)a.pid };
+	struct gos_ioc_bind b = { .pid = (uint32_t)a.pid, .ntenants = 1, .tenants = { tenant } };
 
 	if (call(admin, GOS_IOC_BIND, &b))
 		exit(6);
@@ -224,7 +224,7 @@ TEST(daemon_calls_need_cap_sys_admin)
 	if (pid == 0) {
 		struct gos_ioc_gpu g = { .gpu = 60, .physical = MiB };
 		struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
-		struct gos_ioc_bind b = { .tenant = 0, .pid = 1 };
+		struct gos_ioc_bind b = { .pid = 1, .ntenants = 1 };
 		struct gos_ioc_alloc al = { .size = MiB };
 		struct gos_ioc_version v;
 		int fd = dev();
@@ -273,9 +273,15 @@ TEST(bad_arguments_for_every_ioctl)
 	t.gpu = 0;
 	t.weight = 0;
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_CREATE, &t));
-	struct gos_ioc_bind b = { .tenant = 0, .pid = 0 };
+	struct gos_ioc_bind b = { .pid = 0, .ntenants = 1 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* neither pid nor cgroup */
+	b.pid = 5;
+	b.ntenants = 0;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* no tenant */
+	b.ntenants = GOS_MAX_STEP_GPUS + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	b.ntenants = 1;
 	b.pid = 5;
 	b.cgroup = 7;
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* both */
@@ -332,7 +338,7 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_POLICY, &tp));
-	struct gos_ioc_bind b = { .tenant = t0, .pid = (uint32_t)getpid() };
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t0 } };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
 	struct gos_ioc_alloc al = { .priority = 8, .size = 8 * MiB };
@@ -396,6 +402,35 @@ static int alloc_in_child(const char *cgroup_dir)
 	return WIFEXITED(status) ? -WEXITSTATUS(status) : -1000;
 }
 
+TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
+{
+	int fd = dev();
+	uint32_t a0, a1, b0, b1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 8, 64 * MiB, &a0, &a1));
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 9, 64 * MiB, &b0, &b1));
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 2, .tenants = { a1, b0 } };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc on0 = { .gpu = 0, .priority = 8, .size = 2 * MiB };
+	struct gos_ioc_alloc on1 = { .gpu = 1, .priority = 8, .size = 6 * MiB };
+	struct gos_ioc_alloc on2 = { .gpu = 2, .priority = 8, .size = MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &on0));
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &on1));
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &on2));	/* the job has two GPUs */
+	struct gos_ioc_tenant_stats s0 = { .tenant = a1 }, s1 = { .tenant = b0 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s0));
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s1));
+	EXPECT_EQ(8u, s0.gpu);
+	EXPECT_EQ(2 * MiB, s0.demand);
+	EXPECT_EQ(9u, s1.gpu);
+	EXPECT_EQ(6 * MiB, s1.demand);
+	close(fd);
+}
+
 TEST(a_cgroup_binds_its_processes_and_no_other)
 {
 	const char *dir = "/sys/fs/cgroup/gos-job-7";
@@ -407,7 +442,7 @@ TEST(a_cgroup_binds_its_processes_and_no_other)
 	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 6, 64 * MiB, &t0, &t1));
 	ASSERT_EQ(0, mkdir(dir, 0755));
 	ASSERT_EQ(0, stat(dir, &st));
-	struct gos_ioc_bind b = { .tenant = t1, .cgroup = st.st_ino };	/* the cgroup's id */
+	struct gos_ioc_bind b = { .cgroup = st.st_ino, .ntenants = 1, .tenants = { t1 } };	/* the cgroup's id */
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
 	EXPECT_EQ(0, alloc_in_child(dir));	/* a task of the job */
@@ -429,7 +464,7 @@ TEST(random_ioctls_never_hurt_the_kernel)
 
 	ASSERT_LE(0, admin);
 	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 3, 256 * MiB, &t0, &t1));
-	struct gos_ioc_bind b = { .tenant = t0, .pid = (uint32_t)getpid() };
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 2, .tenants = { t0, t1 } };
 
 	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &b));
 	for (; calls < 100000; calls++) {
