@@ -7,14 +7,8 @@
 set -euo pipefail
 BUILD=${BUILD:-build}
 results=${1:-}
-work=$(mktemp -d)
-trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nsimulated_gpus:\n  - {memory: 64G, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
-	"$work/sock" "$work/state" "$work/reports" >"$work/policy.yaml"
-"$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
-daemon=$!
-for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
-"$BUILD/tests/gpu/gos_register" "$work/sock" step 1 0
+source "$(dirname "$0")/private_daemon.bash"
+private_daemon 64G
 export LD_LIBRARY_PATH=$BUILD/tests/fakecuda FAKECUDA_MEMORY=64G
 run() { printf 'bench 2000 8\nquit\n' | "$@" "$BUILD/tests/agent/gos_testapp" | awk '/^ok [0-9]/ {print $2}'; }
 plain=$(run env)
@@ -27,16 +21,4 @@ median $((agent / 1000)) us with the agent vs $((plain / 1000)) us without (adde
 round trip to gpuoversubd through the agent's reader thread, plus advise and prefetch calls; the free
 is not waited for). Design target for the GPU figure: <= 20 us added."
 echo "$text"
-if [ -n "$results" ]; then
-	python3 - "$results" "$text" <<'PY'
-import re, sys
-path, text = sys.argv[1], sys.argv[2]
-section = "<!-- bench_agent:begin -->\n" + text + "\n<!-- bench_agent:end -->"
-body = open(path).read()
-if "<!-- bench_agent:begin -->" in body:
-    body = re.sub(r"<!-- bench_agent:begin -->.*<!-- bench_agent:end -->", lambda _: section, body, flags=re.S)
-else:
-    body = body.replace("\n## On a GPU", "\n" + section + "\n\n## On a GPU", 1)
-open(path, "w").write(body)
-PY
-fi
+[ -z "$results" ] || python3 "$(dirname "$0")/results_section.py" "$results" bench_agent "$text"

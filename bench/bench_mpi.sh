@@ -8,14 +8,9 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 results=${1:-}
 B=$(realpath "$BUILD")
-work=$(mktemp -d)
-trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nsimulated_gpus:\n  - {memory: 1G, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
-	"$work/sock" "$work/state" "$work/reports" >"$work/policy.yaml"
-"$B/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
-daemon=$!
-for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
-"$B/tests/gpu/gos_register" "$work/sock" step 1 0
+BUILD=$B
+source "$(dirname "$0")/private_daemon.bash"
+private_daemon 1G
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # run PRELOAD ARG: one mpirun -np 2 of the ping-pong program, as a task of job 1.
 run() {
@@ -45,16 +40,4 @@ print(f"MPI hooks, Open MPI mpirun -np 2 on {cpu}, {day}:\n\n"
 PY
 )
 echo "$text"
-if [ -n "$results" ]; then
-	python3 - "$results" "$text" <<'PY'
-import re, sys
-path, text = sys.argv[1], sys.argv[2]
-section = "<!-- bench_mpi:begin -->\n" + text + "\n<!-- bench_mpi:end -->"
-body = open(path).read()
-if "<!-- bench_mpi:begin -->" in body:
-    body = re.sub(r"<!-- bench_mpi:begin -->.*<!-- bench_mpi:end -->", lambda _: section, body, flags=re.S)
-else:
-    body = body.replace("\n## On a GPU", "\n" + section + "\n\n## On a GPU", 1)
-open(path, "w").write(body)
-PY
-fi
+[ -z "$results" ] || python3 "$(dirname "$0")/results_section.py" "$results" bench_mpi "$text"

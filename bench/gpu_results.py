@@ -3,7 +3,8 @@
 bench/RESULTS.md, between the bench_gpu markers, as ratios to baselines
 measured in the same run."""
 import datetime
-import re
+import pathlib
+import subprocess
 import sys
 
 name, plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned, pagedos = sys.argv[1:9]
@@ -21,12 +22,6 @@ body = [f"On-GPU benchmarks, {name}, {datetime.date.today()} (`make bench-gpu`).
         "| Measure | Figures | Ratio | Target |", "|---|---|---|---|"]
 body += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
 body += ["", f"PILOT pageDoS co-runner at 150%: {pagedos}."]
-section = "<!-- bench_gpu:begin -->\n" + "\n".join(body) + "\n<!-- bench_gpu:end -->"
-path = "bench/RESULTS.md"
-text = open(path).read()
-if "<!-- bench_gpu:begin -->" in text:
-    text = re.sub(r"<!-- bench_gpu:begin -->.*<!-- bench_gpu:end -->", lambda _: section, text, flags=re.S)
-else:
-    text = text.rstrip("\n") + "\n\n## On a GPU\n\n" + section + "\n"
-open(path, "w").write(text)
+subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("results_section.py")), "bench/RESULTS.md",
+                "bench_gpu", "\n".join(body)], check=True)
 print("\n".join(body))

@@ -133,6 +133,27 @@ static int agent_read(struct agent *a, void *buf, size_t len, int ms)
 	return poll(&p, 1, ms) == 1 && read(a->out, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
+/* Bytes of orders of `kind` (SETTLED counts its device bytes) a reads, up to want. */
+static uint64_t order_bytes(struct agent *a, uint32_t kind, uint64_t want)
+{
+	struct gos_wire_order o;
+	uint64_t got = 0;
+
+	while (got < want && !agent_read(a, &o, sizeof(o), 3000)) {
+		if (o.kind == kind)
+			got += o.length;
+		if (o.kind == GOS_ORDER_SETTLED && kind == GOS_ORDER_RETURN)
+			got += o.device_bytes;
+	}
+	return got;
+}
+
+static void reap(struct agent *a)
+{
+	kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+}
+
 TEST(abi_version)
 {
 	struct gos_ioc_version v = { 0 };
@@ -150,7 +171,6 @@ TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 	int admin = dev();
 	uint32_t t0, t1;
 	struct gos_ioc_alloc placed;
-	struct gos_wire_order o;
 
 	ASSERT_LE(0, admin);
 	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 1, 64 * MiB, &t0, &t1));
@@ -162,26 +182,13 @@ TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 
 	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
 	/* B's fair share is 32 MiB: A must give up 16, so A gets evict orders. */
-	EXPECT_EQ(48 * MiB, placed.device_bytes + placed.host_bytes + placed.waiting_bytes);
-	uint64_t evicted = 0;
+	uint64_t evicted = order_bytes(&a, GOS_ORDER_EVICT, 16 * MiB);
 
-	while (evicted < 16 * MiB && !agent_read(&a, &o, sizeof(o), 2000)) {
-		if (o.kind == GOS_ORDER_EVICT)
-			evicted += o.length;
-	}
 	EXPECT_GE(evicted, 16 * MiB);
 	/* B exits: its memory is released and A's evicted chunks come back. */
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, NULL, 0);
-	uint64_t returned = 0;
-
-	while (returned < evicted && !agent_read(&a, &o, sizeof(o), 3000)) {
-		if (o.kind == GOS_ORDER_RETURN)
-			returned += o.length;
-	}
-	EXPECT_EQ(evicted, returned);
-	kill(a.pid, SIGKILL);
-	waitpid(a.pid, NULL, 0);
+	reap(&b);
+	EXPECT_EQ(evicted, order_bytes(&a, GOS_ORDER_RETURN, evicted));
+	reap(&a);
 	close(admin);
 }
 
@@ -190,7 +197,6 @@ TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
 	int admin = dev();
 	uint32_t t0, t1;
 	struct gos_ioc_alloc placed;
-	struct gos_wire_order o;
 
 	ASSERT_LE(0, admin);
 	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 2, 32 * MiB, &t0, &t1));
@@ -200,20 +206,12 @@ TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
 	struct agent b = spawn(admin, t1, 32);
 
 	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
-	kill(a.pid, SIGKILL);	/* holding chunks, with orders outstanding */
-	waitpid(a.pid, NULL, 0);
+	reap(&a);	/* holding chunks, with orders outstanding */
 	/* All of B ends up on the device. */
-	uint64_t on_host = placed.host_bytes + placed.waiting_bytes, back = 0;
+	uint64_t on_host = placed.host_bytes + placed.waiting_bytes;
 
-	while (back < on_host && !agent_read(&b, &o, sizeof(o), 3000)) {
-		if (o.kind == GOS_ORDER_RETURN)
-			back += o.length;
-		if (o.kind == GOS_ORDER_SETTLED)
-			back += o.device_bytes;
-	}
-	EXPECT_EQ(on_host, back);
-	kill(b.pid, SIGKILL);
-	waitpid(b.pid, NULL, 0);
+	EXPECT_EQ(on_host, order_bytes(&b, GOS_ORDER_RETURN, on_host));
+	reap(&b);
 	close(admin);
 }
 

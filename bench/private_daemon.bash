@@ -1,0 +1,13 @@
+# Sourced by the benchmarks: private_daemon MEMORY starts a gpuoversubd with
+# one simulated GPU of MEMORY in a temporary directory ($work, socket
+# $work/sock), registers job 1 on it, and stops and removes it all on exit.
+private_daemon() {
+	work=$(mktemp -d)
+	trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+	printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nsimulated_gpus:\n  - {memory: %s, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
+		"$work/sock" "$work/state" "$work/reports" "$1" >"$work/policy.yaml"
+	"$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
+	daemon=$!
+	for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
+	"$BUILD/tests/gpu/gos_register" "$work/sock" step 1 0
+}
