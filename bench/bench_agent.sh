@@ -7,6 +7,7 @@
 set -euo pipefail
 BUILD=${BUILD:-build}
 results=${1:-}
+# shellcheck source=bench/private_daemon.bash
 source "$(dirname "$0")/private_daemon.bash"
 private_daemon 64G
 export LD_LIBRARY_PATH=$BUILD/tests/fakecuda FAKECUDA_MEMORY=64G

@@ -9,6 +9,7 @@ BUILD=${BUILD:-build}
 results=${1:-}
 B=$(realpath "$BUILD")
 BUILD=$B
+# shellcheck source=bench/private_daemon.bash
 source "$(dirname "$0")/private_daemon.bash"
 private_daemon 1G
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

@@ -27,5 +27,5 @@ if [ ! -f "$out/kselftest/kselftest_harness.h" ] || [ ! -f "$out/checkpatch/chec
 	tar -xJf "$out/usr/src/linux-source-$ver.tar.xz" -C "$out/checkpatch" --strip-components=2 \
 		"linux-source-$ver/scripts/checkpatch.pl" "linux-source-$ver/scripts/spelling.txt" \
 		"linux-source-$ver/scripts/const_structs.checkpatch"
-	rm -rf "$out/usr"
+	rm -rf "${out:?}/usr"
 fi

@@ -5,6 +5,6 @@ if [ -n "${KDIR:-}" ]; then
 	echo "$KDIR"
 	exit 0
 fi
-dir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1)
+dir=$(printf '%s\n' /usr/src/linux-headers-*-amd64 | grep -v '\*' | sort -V | tail -1)
 [ -n "$dir" ] || { echo "no kernel headers: apt-get install linux-headers-amd64, or set KDIR" >&2; exit 1; }
 echo "$dir"

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the module's test guest: load, test, unload, cycle, report.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
