@@ -51,6 +51,7 @@ reports: {dir: $work/reports}
 reserve: $((card_mib - total_mib))M
 return_interval: 50ms
 advice: {persist: 3s}
+chunk_size: ${GOS_GPU_CHUNK:-32M}	# as the shipped policy; see gpuoversub.yaml(5)
 YAML
 "$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
 daemon=$!
@@ -67,6 +68,8 @@ under() {
 }
 status() { "$BUILD/bin/gpuoversubctl" --socket "$work/sock" --json status; }
 failures=0
+# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos runs only those sections.
+want() { [ -z "${GOS_GPU_ONLY:-}" ] || [[ ",$GOS_GPU_ONLY," == *",$1,"* ]]; }
 result() {	# NAME OK(0/1) DETAIL
 	if [ "$2" -eq 0 ]; then echo "PASS $1 $3"; else echo "FAIL $1 $3"; failures=$((failures + 1)); fi
 }
@@ -74,6 +77,7 @@ result() {	# NAME OK(0/1) DETAIL
 echo "== $gpu_name, $card_mib MiB, gpuoversubd manages $total_mib MiB of it"
 
 # 1. The driver-API program, two jobs at 60% each, data checked after pressure.
+if want driver; then
 step; j1=$next_job; step; j2=$next_job
 half=$(( $(pct 60) / 1024 ))
 cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; sleep "$1";
@@ -96,8 +100,10 @@ fair = all(abs(r - e) <= 64 << 20 for r, e in shares) and len(shares) == 2
 print(("PASS" if fair else "FAIL"), "fair-resident-shares", [(r >> 20, e >> 20) for r, e in shares])
 sys.exit(0 if fair else 1)
 PY
+fi
 
 # 2. A CUDA-runtime program: integrity across evict and return.
+if want runtime; then
 step; j3=$next_job; step; j4=$next_job
 under "$j3" "$gb" integrity "$(pct 60)" 10 >"$work/int1.out" 2>&1 &
 p3=$!
@@ -106,8 +112,10 @@ under "$j4" "$gb" integrity "$(pct 60)" 3 >"$work/int2.out" 2>&1
 r4=$?
 wait $p3; r3=$?
 result runtime-integrity $(( r3 || r4 )) "$(cat "$work/int1.out" "$work/int2.out" | tr '\n' ' ')"
+fi
 
 # 3. Unmodified PyTorch and CuPy, each beside a job holding 60% of the card.
+if want frameworks; then
 for prog in "python3 tests/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 tests/gpu/cupy_smoke.py $(( $(pct 60) / 1024 )) 3"; do
 	step; ja=$next_job; step; jb=$next_job
 	under "$ja" "$gb" integrity "$(pct 60)" 15 >"$work/hold.out" 2>&1 &
@@ -117,8 +125,10 @@ for prog in "python3 tests/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 
 	wait $ph; rh=$?
 	result "${prog%% *} ${prog#* }" $(( r || rh )) "$(echo "$out" | tail -1)"
 done
+fi
 
 # 4. PILOT's pageDoS: a victim at 40% and a co-runner growing to 150%.
+if want pagedos; then
 # Plain UVM at 150% oversubscribes the driver itself, which can hang a GPU
 # (or its VM): that arm runs only with GOS_GPU_PLAIN_UVM=1.
 alone=$(timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
@@ -148,6 +158,7 @@ a, g, u = sys.argv[1:]
 a, g = float(a or 0), float(g or 0)
 print(0 if g > 0.5 * a and (u == 'not-run' or g > float(u or 0)) else 1)" "$alone" "$with_agent" "$uvm")
 result pagedos-150pct $(( ok || rc )) "($line)"
+fi
 
 if [ "$bench" -eq 1 ]; then
 	plain_bw=$(timeout "$limit" "$gb" bandwidth 4096 | awk '{print $2}')
