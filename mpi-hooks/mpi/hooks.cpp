@@ -54,10 +54,12 @@ void after_init()
 		PMPI_Comm_rank(node_comm, &me.local_rank);
 		PMPI_Comm_free(&node_comm);
 	}
-	char name[MPI_MAX_PROCESSOR_NAME];
+	char name[MPI_MAX_PROCESSOR_NAME] = "unknown";
 	int len = 0;
 	if (PMPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0)
-		gethostname(name, sizeof name);
+		if (gethostname(name, sizeof name - 1) != 0)
+			std::strcpy(name, "unknown");
+	name[sizeof name - 1] = '\0';
 	std::memcpy(me.node, name, std::min<std::size_t>(std::strlen(name), sizeof me.node - 1));	// long names cut
 	PMPI_Comm_dup(MPI_COMM_WORLD, &private_comm);
 	using SetRank = int (*)(int, int, int, const char *);
