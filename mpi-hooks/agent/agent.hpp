@@ -101,10 +101,10 @@ private:
 
 	// placement.cpp
 	CUstream stream_for(CUcontext ctx);
-	// Advises and prefetches [offset, offset + length) of b; wait: until
-	// the data has moved (orders), or not (hints at allocation).
-	int place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa, bool wait);
-	int move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, bool wait);
+	// Advises and prefetches [offset, offset + length) of b on the agent's
+	// stream of b's context, without waiting: orders wait once per batch.
+	int place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa);
+	int move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa);
 	int place_as_engine_says(const Buffer &b);
 
 	// fork handlers

@@ -6,7 +6,6 @@
 #include <climits>
 #include <map>
 #include <set>
-#include <optional>
 
 #include "agent.hpp"
 #include "driver.hpp"
@@ -129,7 +128,7 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		if (b->freed || b->engine_id != o->buffer)
 			continue;
 		bool evict = o->kind == GOS_ORDER_EVICT;
-		int err = b->evictable() ? place(*b, o->offset, o->length, !evict, o->numa_node, false) : -EINVAL;
+		int err = b->evictable() ? place(*b, o->offset, o->length, !evict, o->numa_node) : -EINVAL;
 		issued.push_back({o, b, err});
 	}
 	auto issued_at = std::chrono::steady_clock::now();

@@ -195,7 +195,7 @@ int Agent::register_buffer(const BufferRef &b, std::string *why)
 	if (b->evictable() && (rep.host_bytes || rep.waiting_bytes || !b->ranges.empty()))
 		place_as_engine_says(*b);
 	else if (b->backing == Backing::managed && settings().inline_prefetch)	// all on the device, like cuMemAlloc
-		place(*b, 0, b->size, true, -1, false);
+		place(*b, 0, b->size, true, -1);
 	else if (b->backing == Backing::managed) {
 		// Deferred: the agent's thread prefetches it. The prefetch call blocks
 		// ~330 us per 64 MiB on an H100; a kernel that touches the buffer first

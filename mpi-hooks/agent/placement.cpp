@@ -22,7 +22,7 @@ CUstream Agent::stream_for(CUcontext ctx)
 	return s;
 }
 
-int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa, bool wait)
+int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa)
 {
 	const Driver &d = driver();
 	if (offset >= b.size)
@@ -35,7 +35,7 @@ int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bo
 	bool pushed = was != b.ctx && d.cuCtxPushCurrent_v2(b.ctx) == CUDA_SUCCESS;
 	if (was != b.ctx && !pushed)
 		return -EIO;
-	int result = move(b, p, length, on_device, numa, wait);
+	int result = move(b, p, length, on_device, numa);
 	if (pushed) {
 		CUcontext popped;
 		d.cuCtxPopCurrent_v2(&popped);
@@ -43,7 +43,7 @@ int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bo
 	return result;
 }
 
-int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, bool wait)
+int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa)
 {
 	const Driver &d = driver();
 	CUstream s = stream_for(b.ctx);
@@ -64,8 +64,6 @@ int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_de
 		if (r == CUDA_SUCCESS)
 			r = d.cuMemPrefetchAsync_v2(p, length, host, 0, s);
 	}
-	if (r == CUDA_SUCCESS && wait)
-		r = d.cuStreamSynchronize(s);
 	return r == CUDA_SUCCESS ? 0 : -EIO;
 }
 
@@ -90,8 +88,7 @@ int Agent::place_as_engine_says(const Buffer &b)
 				j++;
 			// The application placed its own managed memory; only evictions are ours.
 			if (!(dev && b.backing == Backing::app_managed))
-				if (int err = place(b, (first + i) * chunk_size_, std::uint64_t(j - i) * chunk_size_, dev,
-						    numa_, false))
+				if (int err = place(b, (first + i) * chunk_size_, std::uint64_t(j - i) * chunk_size_, dev, numa_))
 					result = err;
 			i = j;
 		}
