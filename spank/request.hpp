@@ -23,13 +23,13 @@ struct Request {
 // What users may write, for error messages.
 extern const char *const accepted_values;
 
-// An empty value (the bare option) is Kind::on. On a bad value returns
-// nothing and sets why to a message that says what is accepted.
 // The value SPANK hands the option callback. Slurm forwards an option given
 // without a value from sbatch to the job's sruns through the environment
 // as the text "(null)" (printf of a NULL string), which means no value.
 std::string_view option_value(const char *optarg);
 
+// An empty value (the bare option) is Kind::on. On a bad value returns
+// nothing and sets why to a message that says what is accepted.
 std::optional<Request> parse_request(std::string_view value, std::string &why);
 
 // Applies the ceiling on FACTOR: clamps (message says so) or refuses

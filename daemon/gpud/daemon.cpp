@@ -676,11 +676,11 @@ void Daemon::flush_orders()
 				if (m.kind == GOS_MSG_ADVICE) {
 					gos_tenant_stats ts{};
 					if (!engine_->tenant_stats(m.tenant, ts))
-						o.offset = ts.oversub_ns;
-				}
-				if (m.kind == GOS_MSG_ADVICE && job != jobs_.end()) {
-					s->stats.advice++;
-					job->second.advice_events++;
+						o.offset = ts.oversub_ns;	// how long, for the advice record
+					if (job != jobs_.end()) {
+						s->stats.advice++;
+						job->second.advice_events++;
+					}
 				}
 				s->send(proto::encode(GOS_WIRE_ORDER, 0, o));
 			}

@@ -64,14 +64,13 @@ void Agent::advise(const gos_wire_order &o)
 		a.rank = rank_known_ ? rank_.rank : settings().rank;
 		a.local_rank = rank_known_ ? rank_.local_rank : settings().local_rank;
 	}
-	// What the job could still allocate on its other GPUs (its cuMemGetInfo view).
+	// What the job could still allocate on its other GPUs.
 	auto engine = this->engine();
 	for (std::uint32_t gpu = 0; engine && gpu < ngpus_ && a.ngpus < GPUOVERSUB_MAX_GPUS; gpu++) {
 		gos_rep_meminfo info{};
 		if (gpu == o.gpu || engine->meminfo(gpu, info))
 			continue;
-		a.headroom[a.ngpus++] = {static_cast<std::int32_t>(gpu), 0,
-					 info.allowed > info.used ? info.allowed - info.used : 0};
+		a.headroom[a.ngpus++] = {static_cast<std::int32_t>(gpu), 0, headroom(info)};
 	}
 	bool room = std::any_of(a.headroom, a.headroom + a.ngpus, [](const gpuoversub_headroom &h) { return h.bytes; });
 	a.action = room ? GPUOVERSUB_ACTION_MOVE_WORK : GPUOVERSUB_ACTION_LOWER_PRIORITY;

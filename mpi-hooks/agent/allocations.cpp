@@ -319,7 +319,7 @@ int Agent::stats(gpuoversub_usage &caller)
 		out.host_bytes += info.host_bytes;
 		out.allowed += info.allowed;
 		out.entitlement += info.entitlement;
-		out.headroom += info.allowed > info.used ? info.allowed - info.used : 0;
+		out.headroom += headroom(info);
 	}
 	std::memcpy(&caller, &out, out.size);
 	return 0;

@@ -39,6 +39,12 @@ public:
 	virtual void abandon() = 0;
 };
 
+// What the job may still allocate on a GPU, in its cuMemGetInfo view.
+inline std::uint64_t headroom(const gos_rep_meminfo &info)
+{
+	return info.allowed > info.used ? info.allowed - info.used : 0;
+}
+
 // Connects to gpuoversubd. Orders arrive on a thread of the client's own;
 // lost() runs once when the connection drops. Throws std::runtime_error
 // with the reason when the socket cannot be reached.
