@@ -8,6 +8,7 @@
  * to tenants; agents allocate, free, set priorities and acknowledge the
  * orders they read. A delayed work item runs the engine's periodic work.
  */
+#include <linux/atomic.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -40,11 +41,23 @@ MODULE_PARM_DESC(order_timeout_ms, "Orders not acknowledged by then fail (defaul
 
 struct gos_engine *gos_eng;	/* the one engine of the node */
 static DECLARE_WAIT_QUEUE_HEAD(readers);	/* woken whenever orders may be waiting */
+static atomic_t kicks = ATOMIC_INIT(0);		/* counts those wake-ups */
+
+/*
+ * Orders may be waiting for someone. Readers sleep until the count moves,
+ * not on the engine itself: a wait condition must not take a mutex.
+ */
+static void kick(void)
+{
+	atomic_inc(&kicks);
+	wake_up_interruptible(&readers);
+}
+
 static struct delayed_work ticker;
 
 struct gos_file {
 	u32 client;
-	struct gos_message pending;	/* read from the gos_eng, not yet copied out */
+	struct gos_message pending;	/* read from the engine, not yet copied out */
 	bool has_pending;
 	struct mutex lock;		/* serializes read() on one file */
 };
@@ -73,7 +86,7 @@ static int gos_release(struct inode *inode, struct file *file)
 	gos_client_exit(gos_eng, f->client);
 	mutex_destroy(&f->lock);
 	kfree(f);
-	wake_up_interruptible(&readers);	/* returns for whoever was squeezed */
+	kick();	/* returns for whoever was squeezed */
 	return 0;
 }
 
@@ -98,6 +111,7 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 		return -ERESTARTSYS;
 	while (done + sizeof(struct gos_wire_order) <= len) {
 		struct gos_wire_order o = {};
+		int seen = atomic_read(&kicks);	/* before looking: no wake-up is missed */
 
 		if (!next_message(f)) {
 			if (done || (file->f_flags & O_NONBLOCK)) {
@@ -105,8 +119,7 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 				break;
 			}
 			mutex_unlock(&f->lock);
-			err = wait_event_interruptible(readers, next_message(f));
-			if (err)
+			if (wait_event_interruptible(readers, atomic_read(&kicks) != seen))
 				return -ERESTARTSYS;
 			if (mutex_lock_interruptible(&f->lock))
 				return -ERESTARTSYS;
@@ -188,7 +201,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		err = gos_alloc(gos_eng, f->client, tenant, a.alloc.size, a.alloc.priority,
 				a.alloc.flags & GOS_ALLOC_FLAG_UNEVICTABLE ?
 				GOS_ALLOC_UNEVICTABLE : 0, &res);
-		wake_up_interruptible(&readers);	/* orders for the victims */
+		kick();	/* orders for the victims */
 		if (err)
 			return err;
 		a.alloc.buffer = res.buffer;
@@ -216,7 +229,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 	default:
 		return -ENOTTY;
 	}
-	wake_up_interruptible(&readers);
+	kick();
 	return err;
 }
 
@@ -259,7 +272,7 @@ static struct miscdevice gos_dev = {
 static void tick(struct work_struct *work)
 {
 	gos_tick(gos_eng);
-	wake_up_interruptible(&readers);
+	kick();
 	schedule_delayed_work(&ticker, msecs_to_jiffies(return_interval_ms));
 }
 

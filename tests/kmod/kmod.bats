@@ -38,6 +38,9 @@ result() {	# the kselftest line for test $1
 @test "kill -9 of a client holding chunks releases them" {
 	[[ "$(result kill_9_of_a_client_holding_host_chunks_frees_them)" == ok* ]]
 }
+@test "a blocking read wakes when an order arrives" {
+	[[ "$(result a_blocking_read_wakes_for_a_new_order)" == ok* ]]
+}
 @test "daemon calls from an unprivileged process are refused" {
 	[[ "$(result daemon_calls_need_cap_sys_admin)" == ok* ]]
 }

@@ -215,6 +215,52 @@ TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
 	close(admin);
 }
 
+TEST(a_blocking_read_wakes_for_a_new_order)
+{
+	int admin = dev(), go[2], out[2];
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 10, 32 * MiB, &t0, &t1));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(out));
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
+		struct gos_wire_order o = { 0 };
+		int fd = dev();
+		char c;
+
+		if (read(go[0], &c, 1) != 1 || call(fd, GOS_IOC_ALLOC, &al) || write(out[1], "r", 1) != 1)
+			_exit(1);
+		/* No poll: the read itself sleeps until the order comes. */
+		if (read(fd, &o, sizeof(o)) != sizeof(o) || write(out[1], &o.kind, sizeof(o.kind)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	struct gos_ioc_bind child = { .pid = (uint32_t)pid, .ntenants = 1, .tenants = { t0 } };
+	struct gos_ioc_bind self = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t1 } };
+	struct pollfd p = { .fd = out[0], .events = POLLIN };
+	char ready;
+	uint32_t kind = 0;
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &child));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(1, read(out[0], &ready, 1));
+	usleep(200000);	/* let the child block in read() */
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &self));
+	struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_ALLOC, &al));	/* squeezes the child */
+	ASSERT_EQ(1, poll(&p, 1, 3000));
+	ASSERT_EQ((ssize_t)sizeof(kind), read(out[0], &kind, sizeof(kind)));
+	EXPECT_EQ((uint32_t)GOS_ORDER_EVICT, kind);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(admin);
+}
+
 TEST(daemon_calls_need_cap_sys_admin)
 {
 	pid_t pid = fork();
