@@ -29,6 +29,15 @@ std::uint64_t field(const nlohmann::json &t, const char *key)
 	return t.is_null() ? 0 : t[key].get<std::uint64_t>();
 }
 
+// The fake driver's log of every call so far.
+std::string call_log(const FakeGpu &gpu)
+{
+	std::ifstream in(gpu.calls);
+	std::stringstream s;
+	s << in.rdbuf();
+	return s.str();
+}
+
 // "usage" from the fake driver: capacity, used, peak, over-capacity peak.
 std::vector<std::uint64_t> usage(AppProcess &app)
 {
@@ -141,12 +150,7 @@ BOOST_AUTO_TEST_CASE(throttled_jobs_stop_moving_and_get_advice)
 	BOOST_TEST(eventually([&] { return a.errors().find("oversubscribed") != std::string::npos; }, 10s));
 	BOOST_TEST(eventually([&] { return n.daemon.tenant(1)["throttled"] == true; }, 10s));
 	// At rest nothing moves back and forth: no prefetch in a whole second.
-	auto prefetches = [&] {
-		std::ifstream in(n.gpu.calls);
-		std::stringstream s;
-		s << in.rdbuf();
-		return count(s.str(), "cuMemPrefetch");
-	};
+	auto prefetches = [&] { return count(call_log(n.gpu), "cuMemPrefetch"); };
 	std::this_thread::sleep_for(500ms);
 	auto before = prefetches();
 	std::this_thread::sleep_for(1s);
@@ -256,11 +260,9 @@ BOOST_AUTO_TEST_CASE(small_allocations_stay_plain_device_memory)
 	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_EVICTABLE_MIN", "4M"}});
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc small 2"), "ok");
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc big 8"), "ok");
-	std::ifstream in(n.gpu.calls);
-	std::stringstream s;
-	s << in.rdbuf();
-	BOOST_TEST(count(s.str(), "cuMemAlloc ") == 1u);		// the small one
-	BOOST_TEST(count(s.str(), "cuMemAllocManaged") == 1u);	// the big one
+	std::string log = call_log(n.gpu);
+	BOOST_TEST(count(log, "cuMemAlloc ") == 1u);		// the small one
+	BOOST_TEST(count(log, "cuMemAllocManaged") == 1u);	// the big one
 	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 10 * MiB);
 }
 
@@ -271,7 +273,9 @@ BOOST_AUTO_TEST_CASE(a_deferred_prefetch_still_lands_on_the_device_and_bad_modes
 	n.daemon.register_step(2);
 	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "deferred"}});
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc d 32"), "ok");
-	BOOST_TEST(eventually([&] { return a.where("d").first == 32 * MiB; }));
+	// The agent's thread prefetches the whole buffer to the device.
+	BOOST_TEST(eventually([&] { return count(call_log(n.gpu), "33554432 to=device -> 0") == 1u; }));
+	BOOST_TEST(a.where("d").first == 32 * MiB);
 	BOOST_TEST(a.cmd("verify d") == "ok");
 	AppProcess b(&n.daemon, 2, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "sometimes"}});
 	BOOST_REQUIRE_EQUAL(b.cmd("alloc i 32"), "ok");
@@ -287,10 +291,7 @@ BOOST_AUTO_TEST_CASE(communication_libraries_keep_plain_device_memory)
 	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
 	BOOST_REQUIRE_EQUAL(a.cmd("comm nccl 64"), "ok");
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc mine 96"), "ok");
-	std::ifstream in(n.gpu.calls);
-	std::stringstream s;
-	s << in.rdbuf();
-	BOOST_TEST(count(s.str(), "cuMemAlloc ") == 1u);	// the library's, as plain device memory
+	BOOST_TEST(count(call_log(n.gpu), "cuMemAlloc ") == 1u);	// the library's, as plain device memory
 	BOOST_REQUIRE_EQUAL(b.cmd("alloc x 160"), "ok");	// A must give up 32 MiB: from its own buffer
 	BOOST_TEST(eventually([&] { return a.where("mine").second >= 32 * MiB; }, 10s));
 	BOOST_TEST(a.where("nccl").first == 64 * MiB);
