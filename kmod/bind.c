@@ -68,22 +68,13 @@ int gos_unbind(const struct gos_ioc_bind *b)
 	return 0;
 }
 
-static int pick(struct binding *b, u32 gpu, u32 *tenant)
-{
-	if (gpu >= b->ntenants)
-		return -EINVAL;
-	*tenant = b->tenants[gpu];
-	return 0;
-}
-
-int gos_tenant_of_current(u32 gpu, u32 *tenant)
+/* The binding of the calling process; under rcu_read_lock(). */
+static struct binding *binding_of_current(void)
 {
 	struct task_struct *t;
 	struct cgroup *cg;
 	struct binding *b = NULL;
-	int err = -EPERM;
 
-	rcu_read_lock();
 	for (cg = task_dfl_cgroup(current); cg && !b; cg = cgroup_parent(cg))
 		b = xa_load(&by_cgroup, cgroup_id(cg));
 	for (t = current->group_leader; !b && t->pid > 1;) {
@@ -94,8 +85,40 @@ int gos_tenant_of_current(u32 gpu, u32 *tenant)
 			break;
 		t = parent;
 	}
-	if (b)
-		err = pick(b, gpu, tenant);
+	return b;
+}
+
+int gos_tenant_of_current(u32 gpu, u32 *tenant)
+{
+	struct binding *b;
+	int err = -EPERM;
+
+	rcu_read_lock();
+	b = binding_of_current();
+	if (b && gpu >= b->ntenants) {
+		err = -EINVAL;
+	} else if (b) {
+		*tenant = b->tenants[gpu];
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
+}
+
+int gos_gpu_index_of_current(u32 tenant, u32 *gpu)
+{
+	struct binding *b;
+	int err = -ENOENT;
+	u32 i;
+
+	rcu_read_lock();
+	b = binding_of_current();
+	for (i = 0; b && i < b->ntenants && err; i++) {
+		if (b->tenants[i] == tenant) {
+			*gpu = i;
+			err = 0;
+		}
+	}
 	rcu_read_unlock();
 	return err;
 }

@@ -12,6 +12,7 @@ extern struct gos_engine *gos_eng;
 int gos_bind(const struct gos_ioc_bind *b);
 int gos_unbind(const struct gos_ioc_bind *b);
 int gos_tenant_of_current(u32 gpu, u32 *tenant);	/* gpu: the job's index */
+int gos_gpu_index_of_current(u32 tenant, u32 *gpu);	/* -ENOENT: not the job's */
 void gos_bindings_destroy(void);
 
 /* admin.c: the CAP_SYS_ADMIN ioctls; -ENOTTY for any other command. */

@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
+#include <linux/random.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -21,6 +22,9 @@
 #include <linux/workqueue.h>
 
 #include "gpuoversub.h"
+
+/* Tells a restarted daemon whether its saved tenant ids are this load's. */
+static u64 instance;
 
 static unsigned int chunk_size = GOS_CHUNK_DEFAULT;
 module_param(chunk_size, uint, 0444);
@@ -127,7 +131,9 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 		}
 		o.id = f->pending.id;
 		o.kind = f->pending.kind;
-		o.gpu = gos_tenant_get_stats(gos_eng, f->pending.tenant, &ts) ? 0 : ts.gpu;
+		/* A tenant no longer bound (its job ended) keeps index 0. */
+		if (gos_gpu_index_of_current(f->pending.tenant, &o.gpu))
+			o.gpu = 0;
 		o.buffer = f->pending.buffer;
 		o.offset = f->pending.offset;
 		o.length = f->pending.length;
@@ -135,6 +141,10 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 		o.host_bytes = f->pending.host_bytes;
 		o.entitlement = f->pending.entitlement;
 		o.numa_node = -1;
+		/* ADVICE: how long the job has had bytes in host RAM there. */
+		if (o.kind == GOS_MSG_ADVICE &&
+		    !gos_tenant_get_stats(gos_eng, f->pending.tenant, &ts))
+			o.offset = ts.oversub_ns;
 		if (copy_to_user(buf + done, &o, sizeof(o))) {
 			err = -EFAULT;
 			break;
@@ -236,7 +246,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 static long gos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *p = (void __user *)arg;
-	struct gos_ioc_version v = { GOS_KABI_VERSION, chunk_size };
+	struct gos_ioc_version v = { GOS_KABI_VERSION, chunk_size, instance };
 
 	switch (cmd) {
 	case GOS_IOC_VERSION:
@@ -290,6 +300,7 @@ static int __init gos_init(void)
 	err = gos_engine_create(&cfg, &gos_eng);
 	if (err)
 		return err;
+	instance = get_random_u64() | 1;	/* never 0, which means "none" to the daemon */
 	err = misc_register(&gos_dev);
 	if (err) {
 		gos_engine_destroy(gos_eng);

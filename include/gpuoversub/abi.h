@@ -75,11 +75,20 @@ struct gos_req_hello {
 	__u64 job_id;			/* job the agent believes it is in; 0 = ask */
 };
 
+/*
+ * KERNEL: the node's engine is gpuoversub.ko. The agent then allocates,
+ * frees, sets priorities, asks placements and reads and acknowledges orders
+ * on /dev/gpuoversub; hello, meminfo, activity and ranks stay on the socket.
+ */
+#define GOS_HELLO_FLAG_KERNEL 0x1u
+
 struct gos_rep_hello {
 	__u64 job_id;
-	__u32 client;
+	__u32 client;			/* 0 with GOS_HELLO_FLAG_KERNEL */
 	__u32 ngpus;			/* GPUs of the job, indexed 0.. in its view */
 	__u64 chunk_size;
+	__u32 flags;			/* GOS_HELLO_FLAG_* */
+	__u32 pad;
 };
 
 #define GOS_ALLOC_FLAG_UNEVICTABLE 0x1u
@@ -251,9 +260,10 @@ struct gos_wire_order {
 
 /*
  * The kernel module's device, /dev/gpuoversub: the same engine behind
- * ioctls. read() returns whole gos_wire_order records (gpu is the node
- * GPU, numa_node -1); poll() says when one is waiting. Closing the file,
- * kill -9 included, releases the process's buffers.
+ * ioctls. read() returns whole gos_wire_order records (gpu is the index
+ * among the reader's job's GPUs, as on the socket; numa_node -1); poll()
+ * says when one is waiting. Closing the file, kill -9 included, releases
+ * the process's buffers.
  */
 #define GOS_KABI_VERSION 1
 #define GOS_IOC_MAGIC 0xB7
@@ -261,6 +271,7 @@ struct gos_wire_order {
 struct gos_ioc_version {
 	__u32 abi;			/* GOS_KABI_VERSION */
 	__u32 chunk_size;
+	__u64 instance;			/* random per module load: tenant ids of another load mean nothing */
 };
 
 /* CAP_SYS_ADMIN: the daemon. */

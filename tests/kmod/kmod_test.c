@@ -163,6 +163,7 @@ TEST(abi_version)
 	ASSERT_EQ(0, call(fd, GOS_IOC_VERSION, &v));
 	EXPECT_EQ((__u32)GOS_KABI_VERSION, v.abi);
 	EXPECT_EQ(2 * MiB, v.chunk_size);
+	EXPECT_NE(0ull, v.instance);
 	close(fd);
 }
 
@@ -458,7 +459,7 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
 	struct gos_ioc_alloc on0 = { .gpu = 0, .priority = 8, .size = 2 * MiB };
-	struct gos_ioc_alloc on1 = { .gpu = 1, .priority = 8, .size = 6 * MiB };
+	struct gos_ioc_alloc on1 = { .gpu = 1, .priority = 8, .size = 48 * MiB };
 	struct gos_ioc_alloc on2 = { .gpu = 2, .priority = 8, .size = MiB };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &on0));
@@ -471,7 +472,17 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 	EXPECT_EQ(8u, s0.gpu);
 	EXPECT_EQ(2 * MiB, s0.demand);
 	EXPECT_EQ(9u, s1.gpu);
-	EXPECT_EQ(6 * MiB, s1.demand);
+	EXPECT_EQ(48 * MiB, s1.demand);
+	/* Squeezed on node GPU 9, the job hears of its GPU 1. */
+	struct agent other = spawn(fd, b1, 48);
+	struct gos_ioc_alloc placed;
+
+	ASSERT_EQ(0, agent_read(&other, &placed, sizeof(placed), 2000));
+	struct gos_wire_order o = read_order(fd, 3000);
+
+	EXPECT_EQ((__u32)GOS_ORDER_EVICT, o.kind);
+	EXPECT_EQ(1u, o.gpu);
+	reap(&other);
 	close(fd);
 }
 
