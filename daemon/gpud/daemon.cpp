@@ -57,7 +57,9 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend
 			GOS_LOG(log::error, "state: job " << id << " names a GPU this node no longer has; its record is kept but ignored");
 			continue;
 		}
+		adopt_tenants(job);
 		ensure_tenants(job);
+		bind_job(job);
 		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
 							   << job.pids.size() << " task(s)");
 	}
@@ -73,14 +75,14 @@ void Daemon::attach(Session &s)
 void Daemon::detach(Session &s)
 {
 	sessions_.erase(s.id);
+	auto it = jobs_.find(s.job);
+	if (it != jobs_.end())
+		it->second.rank(s.stats.rank, s.stats.pid).add(s.stats);
+	s.stats = {};
 	if (!s.client)
-		return;
+		return;	// in the kernel the process's file is its client
 	by_client_.erase(s.client);
 	engine_->client_exit(s.client);
-	auto it = jobs_.find(s.job);
-	if (it != jobs_.end()) {
-		it->second.rank(s.stats.rank, s.stats.pid).add(s.stats);
-	}
 	s.client = 0;
 	flush_orders();		// returns for whoever was squeezed by this process
 }
@@ -88,19 +90,21 @@ void Daemon::detach(Session &s)
 void Daemon::handle(Session &s, const proto::Frame &f)
 {
 	// Who may ask is decided here, once, before any handler runs.
-	enum class Caller { anyone, agent, root };
+	// engine_agent: an agent's call on the engine, which in the kernel it
+	// makes on /dev/gpuoversub instead.
+	enum class Caller { anyone, agent, engine_agent, root };
 	struct Route {
 		Handler fn;
 		Caller who;
 	};
 	static const std::map<std::uint16_t, Route> routes = {
 		{GOS_REQ_HELLO, {&Daemon::hello, Caller::anyone}},
-		{GOS_REQ_ALLOC, {&Daemon::alloc, Caller::agent}},
-		{GOS_REQ_FREE, {&Daemon::free_buffer, Caller::agent}},
-		{GOS_REQ_SET_PRIORITY, {&Daemon::set_priority, Caller::agent}},
-		{GOS_REQ_ORDER_DONE, {&Daemon::order_done, Caller::agent}},
+		{GOS_REQ_ALLOC, {&Daemon::alloc, Caller::engine_agent}},
+		{GOS_REQ_FREE, {&Daemon::free_buffer, Caller::engine_agent}},
+		{GOS_REQ_SET_PRIORITY, {&Daemon::set_priority, Caller::engine_agent}},
+		{GOS_REQ_ORDER_DONE, {&Daemon::order_done, Caller::engine_agent}},
 		{GOS_REQ_ACTIVITY, {&Daemon::activity, Caller::agent}},
-		{GOS_REQ_PLACEMENT, {&Daemon::placement, Caller::agent}},
+		{GOS_REQ_PLACEMENT, {&Daemon::placement, Caller::engine_agent}},
 		{GOS_REQ_MEMINFO, {&Daemon::meminfo, Caller::agent}},
 		{GOS_REQ_STATS, {&Daemon::stats, Caller::agent}},
 		{GOS_REQ_STATUS, {&Daemon::status, Caller::anyone}},
@@ -119,8 +123,10 @@ void Daemon::handle(Session &s, const proto::Frame &f)
 		r = {-EINVAL, "not a request", {}};
 	} else if (route->second.who == Caller::root && s.peer.uid != 0) {
 		r = {-EPERM, "registering and ending steps and tasks is for root (the SPANK plugin)", {}};
-	} else if (route->second.who == Caller::agent && !s.client) {
+	} else if (route->second.who != Caller::anyone && route->second.who != Caller::root && !s.job) {
 		r = {-EPERM, "say hello first", {}};
+	} else if (route->second.who == Caller::engine_agent && !engine_->hosts_clients()) {
+		r = {-EOPNOTSUPP, "this node's engine is gpuoversub.ko: make this call on /dev/gpuoversub", {}};
 	} else {
 		try {
 			r = (this->*route->second.fn)(s, f);
@@ -172,17 +178,20 @@ Daemon::Reply Daemon::hello(Session &s, const proto::Frame &f)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " belongs to job " + std::to_string(*job) +
 					", not job " + std::to_string(req.job_id), {}};
 	std::uint32_t client = 0;
-	if (int err = engine_->client_create(client))
-		return {err, "engine: " + errno_text(err), {}};
+	if (engine_->hosts_clients()) {
+		if (int err = engine_->client_create(client))
+			return {err, "engine: " + errno_text(err), {}};
+		by_client_[client] = &s;
+	}
 	s.client = client;
 	s.job = *job;
 	s.stats = RankStats{req.rank, s.peer.pid};
-	by_client_[client] = &s;
 	gos_rep_hello rep{};
 	rep.job_id = *job;
 	rep.client = client;
 	rep.ngpus = static_cast<std::uint32_t>(jobs_.at(*job).gpus.size());
-	rep.chunk_size = cfg_.chunk_size;
+	rep.chunk_size = engine_->chunk_size();
+	rep.flags = engine_->hosts_clients() ? 0 : GOS_HELLO_FLAG_KERNEL;
 	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }
@@ -451,6 +460,7 @@ Daemon::Reply Daemon::step_register(Session &, const proto::Frame &f)
 		}
 	job.steps.insert(req.step_id);
 	ensure_tenants(job);
+	bind_job(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
 		apply_policy(g.node_gpu);
 	save(job);
@@ -516,8 +526,15 @@ Daemon::Reply Daemon::task_register(Session &, const proto::Frame &f)
 		return no_step(req.job_id, req.step_id);
 	if (req.pid <= 1)
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task", {}};
-	it->second.pids.insert(static_cast<pid_t>(req.pid));
-	save(it->second);
+	Job &job = it->second;
+	pid_t pid = static_cast<pid_t>(req.pid);
+	job.pids.insert(pid);
+	if (!job.cgroup)
+		job.cgroup = job_cgroup_id(pid, job.id).value_or(0);
+	save(job);
+	if (int err = bind_job(job))
+		return {err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(job.id) + ": " +
+				     errno_text(err), {}};
 	return {};
 }
 
@@ -531,7 +548,64 @@ void Daemon::ensure_tenants(Job &job)
 			throw std::runtime_error("engine: cannot add job " + std::to_string(job.id) + " on GPU " +
 						 std::to_string(g.node_gpu) + ": " + errno_text(err));
 		tenant_owner_[g.tenant] = {job.id, i};
+		job.engine_instance = engine_->instance();
 	}
+}
+
+// After a restart: the job's tenants are still the engine's if the engine
+// outlived the daemon (the kernel's, same module load) and each is on its
+// GPU. Otherwise their last saved counters join the base, and
+// ensure_tenants makes new ones.
+void Daemon::adopt_tenants(Job &job)
+{
+	bool same_engine = engine_->instance() && job.engine_instance == engine_->instance();
+	for (std::uint32_t i = 0; i < job.gpus.size(); i++) {
+		JobGpu &g = job.gpus[i];
+		gos_tenant_stats st{};
+		if (g.tenant && same_engine && !tenant_owner_.count(g.tenant) && engine_->tenant_stats(g.tenant, st) == 0 &&
+		    st.gpu == g.node_gpu) {
+			tenant_owner_[g.tenant] = {job.id, i};
+			GOS_LOG(log::info, "state: job " << job.id << " keeps tenant " << g.tenant << " on GPU " << g.node_gpu
+							 << " with " << format_bytes(st.demand) << " allocated");
+			continue;
+		}
+		g.base.add(g.live);
+		g.live = {};
+		g.tenant = 0;
+	}
+}
+
+// Tells the engine which processes are the job's: its cgroup and its task
+// pids, each to all of its tenants. The first failure is returned.
+int Daemon::bind_job(const Job &job)
+{
+	std::vector<std::uint32_t> tenants;
+	for (const auto &g : job.gpus)
+		tenants.push_back(g.tenant);
+	if (tenants.empty() || job.ended)
+		return 0;
+	int first = 0;
+	auto bind = [&](pid_t pid, std::uint64_t cgroup) {
+		int err = engine_->bind(pid, cgroup, tenants);
+		if (err && !first)
+			first = err;
+		if (err)
+			GOS_LOG(log::error, "engine: cannot bind " << (pid ? "task " + std::to_string(pid) : "cgroup " + std::to_string(cgroup))
+							   << " to job " << job.id << ": " << errno_text(err));
+	};
+	if (job.cgroup)
+		bind(0, job.cgroup);
+	for (pid_t pid : job.pids)
+		bind(pid, 0);
+	return first;
+}
+
+void Daemon::unbind_job(const Job &job)
+{
+	if (job.cgroup)
+		engine_->unbind(0, job.cgroup);
+	for (pid_t pid : job.pids)
+		engine_->unbind(pid, 0);
 }
 
 std::uint64_t Daemon::capacity(std::uint32_t node_gpu) const
@@ -565,8 +639,8 @@ void Daemon::apply_policy(std::uint32_t node_gpu)
 		std::uint64_t limit = e.job->size_limit;
 		if (!limit && e.p.factor > 0)
 			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / wsum);
-		engine_->tenant_set_policy(e.g->tenant, engine_weight(e.p.weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1));
-		engine_->tenant_set_min(e.g->tenant, e.p.min_bytes(cap));
+		engine_->tenant_policy(e.g->tenant, engine_weight(e.p.weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
+				       e.p.min_bytes(cap));
 	}
 }
 
@@ -579,28 +653,39 @@ std::vector<gos_tenant_stats> Daemon::live_stats(const Job &job)
 	return out;
 }
 
-Job Daemon::folded(const Job &job)
+Job Daemon::snapshot(const Job &job)
 {
 	Job copy = job;
 	auto live = live_stats(job);
 	for (std::size_t i = 0; i < copy.gpus.size(); i++)
-		copy.gpus[i].base.add(live[i]);
+		if (copy.gpus[i].tenant)
+			copy.gpus[i].live = CounterBase::of(live[i]);
 	for (const auto &[id, s] : sessions_)
-		if (s->client && s->job == job.id)
+		if (s->job == job.id)
 			copy.rank(s->stats.rank, s->stats.pid).add(s->stats);
+	return copy;
+}
+
+Job Daemon::folded(const Job &job)
+{
+	Job copy = snapshot(job);
+	for (auto &g : copy.gpus) {
+		g.base.add(g.live);
+		g.live = {};
+	}
 	return copy;
 }
 
 void Daemon::save(const Job &job)
 {
 	try {
-		Job snapshot = folded(job);
-		std::string text = to_json(snapshot).dump();
+		Job now = snapshot(job);
+		std::string text = to_json(now).dump();
 		// Checkpoints run every second; only changed records are written.
 		if (saved_[job.id] == text)
 			return;
 		make_dirs(cfg_.state_dir, 0700);
-		store_.save(snapshot);
+		store_.save(now);
 		saved_[job.id] = text;
 	} catch (const std::exception &e) {
 		// A full disk must not take the node down: the in-memory ledger
@@ -617,16 +702,17 @@ bool Daemon::finish_job(Job &job)
 	if (!job.ended) {
 		// Processes of a finished job are gone or going; release them.
 		for (auto [id, s] : std::map<std::uint32_t, Session *>(sessions_))
-			if (s->client && s->job == job.id) {
+			if (s->job == job.id) {
 				detach(*s);
 				attach(*s);	// the connection stays; its process is done
 				s->job = 0;
 			}
 		job = folded(job);	// live counters into the record, for good
+		unbind_job(job);
 		std::set<std::uint32_t> gpus;
 		for (auto &g : job.gpus) {
-			if (g.tenant && engine_->tenant_destroy(g.tenant) == 0)
-				tenant_owner_.erase(g.tenant);
+			if (g.tenant)
+				retire_tenant(g.tenant);
 			g.tenant = 0;	// no longer counted by apply_policy
 			gpus.insert(g.node_gpu);
 		}
@@ -646,6 +732,22 @@ bool Daemon::finish_job(Job &job)
 	saved_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));
 	return true;
+}
+
+// A tenant whose job ended. In the kernel a process that outlived its job
+// may still hold buffers there; the tenant then stays, at the lowest
+// weight, until persist_tick finds it empty.
+void Daemon::retire_tenant(std::uint32_t tenant)
+{
+	tenant_owner_.erase(tenant);
+	if (engine_->tenant_destroy(tenant) == -EBUSY) {
+		engine_->tenant_policy(tenant, 1, 0, 0);
+		if (retiring_.insert(tenant).second)
+			GOS_LOG(log::warning, "engine: tenant " << tenant << " still holds memory of a process that outlived "
+								  "its job; it is removed once that memory is freed");
+	} else {
+		retiring_.erase(tenant);
+	}
 }
 
 void Daemon::flush_orders()
@@ -731,7 +833,7 @@ void Daemon::usage_tick()
 		return;
 	std::set<pid_t> ours;
 	for (auto &[id, s] : sessions_)
-		if (s->client)
+		if (s->job)
 			ours.insert(s->peer.pid);
 	for (const Gpu &g : discovery_.gpus) {
 		std::uint64_t outside = 0;
@@ -745,6 +847,8 @@ void Daemon::usage_tick()
 
 void Daemon::persist_tick()
 {
+	for (std::uint32_t t : std::set<std::uint32_t>(retiring_))
+		retire_tenant(t);
 	for (auto it = jobs_.begin(); it != jobs_.end();) {
 		if (it->second.ended && finish_job(it->second)) {
 			it = jobs_.erase(it);
@@ -775,7 +879,7 @@ void Daemon::export_tick()
 		for (std::size_t i = 0; i < job.gpus.size(); i++) {
 			std::string l = "{job=\"" + std::to_string(id) + "\",gpu=\"" + std::to_string(job.gpus[i].node_gpu) + "\"}";
 			CounterBase c = job.gpus[i].base;
-			c.add(live[i]);
+			c.add(CounterBase::of(live[i]));
 			m << "gpuoversub_job_resident_bytes" << l << " " << live[i].resident << "\n"
 			  << "gpuoversub_job_host_bytes" << l << " " << live[i].host << "\n"
 			  << "gpuoversub_job_entitlement_bytes" << l << " " << live[i].entitlement << "\n"

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ struct Session {
 	std::uint32_t id = 0;
 	Peer peer;
 	std::function<void(proto::Bytes)> send;
-	// Set by HELLO: the agent's engine client and its job.
+	// Set by HELLO: the agent's engine client (none when the engine is the
+	// kernel's) and its job.
 	std::uint32_t client = 0;
 	std::uint64_t job = 0;
 	RankStats stats;
@@ -86,10 +88,15 @@ private:
 	std::map<std::uint64_t, Job>::iterator find_step(std::uint64_t job, std::uint32_t step);
 	static Reply no_step(std::uint64_t job, std::uint32_t step);
 	void ensure_tenants(Job &job);
+	void adopt_tenants(Job &job);
+	int bind_job(const Job &job);
+	void unbind_job(const Job &job);
+	void retire_tenant(std::uint32_t tenant);
 	void apply_policy(std::uint32_t node_gpu);
 	bool finish_job(Job &job);
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
-	Job folded(const Job &job);	// a copy with live counters folded in
+	Job snapshot(const Job &job);	// a copy with the tenants' live counters and the sessions' figures
+	Job folded(const Job &job);	// a snapshot with live counters folded into the base
 	void save(const Job &job);
 	void flush_orders();
 	std::uint64_t capacity(std::uint32_t node_gpu) const;
@@ -103,6 +110,7 @@ private:
 	std::map<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>> tenant_owner_;	// tenant -> (job, view index)
 	std::map<std::uint32_t, Session *> sessions_;
 	std::map<std::uint32_t, Session *> by_client_;
+	std::set<std::uint32_t> retiring_;	// tenants of ended jobs the kernel could not remove yet
 };
 
 } // namespace gos::gpud

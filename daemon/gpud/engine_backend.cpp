@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/log.hpp"
+
 namespace gos::gpud {
 namespace {
 
@@ -13,6 +15,7 @@ class UserspaceEngine final : public EngineBackend {
 public:
 	explicit UserspaceEngine(const gos_config &cfg)
 	{
+		chunk_size_ = cfg.chunk_size;
 		int err = gos_engine_create(&cfg, &eng_);
 		if (err)
 			throw std::runtime_error(std::string("cannot start the engine: ") + std::strerror(-err));
@@ -22,6 +25,9 @@ public:
 	UserspaceEngine &operator=(const UserspaceEngine &) = delete;
 
 	std::string name() const override { return "userspace"; }
+	bool hosts_clients() const override { return true; }
+	std::uint64_t chunk_size() const override { return chunk_size_; }
+	std::uint64_t instance() const override { return 0; }
 	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override { return gos_gpu_add(eng_, g, p, r); }
 	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return gos_gpu_set_external(eng_, g, b); }
 	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return gos_gpu_get_stats(eng_, g, &o); }
@@ -29,13 +35,15 @@ public:
 	{
 		return gos_tenant_create(eng_, g, w, l, &id);
 	}
-	int tenant_set_policy(std::uint32_t t, std::uint32_t w, std::uint64_t l) override
+	int tenant_policy(std::uint32_t t, std::uint32_t w, std::uint64_t l, std::uint64_t min) override
 	{
-		return gos_tenant_set_policy(eng_, t, w, l);
+		int err = gos_tenant_set_policy(eng_, t, w, l);
+		return err ? err : gos_tenant_set_min(eng_, t, min);
 	}
-	int tenant_set_min(std::uint32_t t, std::uint64_t b) override { return gos_tenant_set_min(eng_, t, b); }
 	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(eng_, t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(eng_, t, &o); }
+	int bind(pid_t, std::uint64_t, const std::vector<std::uint32_t> &) override { return 0; }
+	int unbind(pid_t, std::uint64_t) override { return 0; }
 	int client_create(std::uint32_t &id) override { return gos_client_create(eng_, &id); }
 	int client_exit(std::uint32_t c) override { return gos_client_exit(eng_, c); }
 	int alloc(std::uint32_t c, std::uint32_t t, std::uint64_t s, std::uint32_t p, std::uint32_t f,
@@ -65,6 +73,7 @@ public:
 
 private:
 	gos_engine *eng_ = nullptr;
+	std::uint64_t chunk_size_ = 0;
 };
 
 } // namespace
@@ -87,16 +96,25 @@ gos_config engine_config(const config::Config &cfg)
 	return ec;
 }
 
-std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg)
+std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg)
 {
-	bool module = ::access("/dev/gpuoversub", R_OK | W_OK) == 0;
+	return std::make_unique<UserspaceEngine>(cfg);
+}
+
+std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std::string &device)
+{
+	if (cfg.engine == config::EngineMode::userspace)
+		return userspace_engine(engine_config(cfg));
 	if (cfg.engine == config::EngineMode::kernel)
-		throw std::runtime_error(module ? "engine: kernel is not supported by this build of gpuoversubd yet; "
-						  "use engine: auto or userspace"
-						: "engine: kernel, but /dev/gpuoversub is missing (is gpuoversub.ko loaded?)");
-	// auto: the kernel module's engine comes with its issue; until then the
-	// daemon hosts the engine itself whether or not the device exists.
-	return std::make_unique<UserspaceEngine>(engine_config(cfg));
+		return kernel_engine(device);
+	if (::access(device.c_str(), F_OK) != 0)
+		return userspace_engine(engine_config(cfg));
+	try {
+		return kernel_engine(device);
+	} catch (const std::exception &e) {
+		GOS_LOG(log::warning, "engine: auto: " << e.what() << "; hosting the engine in the daemon instead");
+		return userspace_engine(engine_config(cfg));
+	}
 }
 
 } // namespace gos::gpud

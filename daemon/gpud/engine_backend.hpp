@@ -1,11 +1,15 @@
-// Where the engine runs. The daemon talks to this interface only, so the
-// kernel module's /dev/gpuoversub can replace the in-process library
-// (engine: auto|kernel|userspace in the policy).
+// Where the engine runs. The daemon talks to this interface only: the
+// engine library inside the daemon, or gpuoversub.ko behind /dev/gpuoversub
+// (engine: auto|kernel|userspace in the policy). In the kernel the engine's
+// clients are the agents' own files, so the client calls are refused there.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include <sys/types.h>
 
 #include "config/config.hpp"
 #include "gos_engine.h"
@@ -16,14 +20,25 @@ class EngineBackend {
 public:
 	virtual ~EngineBackend() = default;
 	virtual std::string name() const = 0;
+	// False for the kernel: agents allocate on /dev/gpuoversub themselves.
+	virtual bool hosts_clients() const = 0;
+	virtual std::uint64_t chunk_size() const = 0;
+	// Tenants outlive the daemon only in the kernel: nonzero there, and
+	// different for every load of the module.
+	virtual std::uint64_t instance() const = 0;
+	// Adding a GPU the engine already has with the same memory is no error.
 	virtual int gpu_add(std::uint32_t gpu, std::uint64_t physical, std::uint64_t reserve) = 0;
 	virtual int gpu_set_external(std::uint32_t gpu, std::uint64_t bytes) = 0;
 	virtual int gpu_stats(std::uint32_t gpu, gos_gpu_stats &out) = 0;
 	virtual int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) = 0;
-	virtual int tenant_set_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit) = 0;
-	virtual int tenant_set_min(std::uint32_t tenant, std::uint64_t bytes) = 0;
+	virtual int tenant_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit, std::uint64_t min_bytes) = 0;
 	virtual int tenant_destroy(std::uint32_t tenant) = 0;
 	virtual int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) = 0;
+	// Which job's tenants (in the job's GPU order) a process and its
+	// descendants (pid), or a cgroup v2 (cgroup id), belong to. Only the
+	// kernel needs told: the daemon itself asks /proc.
+	virtual int bind(pid_t pid, std::uint64_t cgroup, const std::vector<std::uint32_t> &tenants) = 0;
+	virtual int unbind(pid_t pid, std::uint64_t cgroup) = 0;
 	virtual int client_create(std::uint32_t &id) = 0;
 	virtual int client_exit(std::uint32_t client) = 0;
 	virtual int alloc(std::uint32_t client, std::uint32_t tenant, std::uint64_t size, std::uint32_t prio,
@@ -41,8 +56,16 @@ public:
 // The engine settings the policy fixes at start (chunk size, fairness...).
 gos_config engine_config(const config::Config &cfg);
 
-// Picks the backend the policy asks for; throws std::runtime_error with the
+// The engine library inside the daemon.
+std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg);
+
+// gpuoversub.ko through its device; throws std::runtime_error with the
+// reason when the device cannot be used (missing, another ABI).
+std::unique_ptr<EngineBackend> kernel_engine(const std::string &device);
+
+// Picks the backend the policy asks for: engine: auto takes the kernel's
+// when its device is there and usable. Throws std::runtime_error with the
 // reason when it cannot (engine: kernel without the module, say).
-std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg);
+std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std::string &device = "/dev/gpuoversub");
 
 } // namespace gos::gpud

@@ -1,6 +1,7 @@
 #include "gpud/identity.hpp"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <cctype>
@@ -36,19 +37,47 @@ std::optional<pid_t> parent_of(pid_t pid, const char *proc_root)
 	return static_cast<pid_t>(ppid);
 }
 
+namespace {
+
+// The first "/job_<digits>" component of a cgroup path, as Slurm's cgroup
+// plugins make: the job and the path up to and including it.
+std::optional<std::pair<std::uint64_t, std::string>> job_component(const std::string &path)
+{
+	for (auto at = path.find("/job_"); at != std::string::npos; at = path.find("/job_", at + 1)) {
+		std::size_t start = at + 5, end = start;
+		while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])))
+			end++;
+		if (end > start && end - start <= 19 && (end == path.size() || path[end] == '/'))
+			return std::pair{std::stoull(path.substr(start, end - start)), path.substr(0, end)};
+	}
+	return std::nullopt;
+}
+
+} // namespace
+
 std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root)
 {
 	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/cgroup");
 	std::string line;
+	while (std::getline(in, line))
+		if (auto found = job_component(line))
+			return found->first;
+	return std::nullopt;
+}
+
+std::optional<std::uint64_t> job_cgroup_id(pid_t pid, std::uint64_t job, const char *proc_root,
+					   const char *cgroup_root)
+{
+	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/cgroup");
+	std::string line;
 	while (std::getline(in, line)) {
-		// A path component "job_<digits>", as Slurm's cgroup plugins make.
-		for (auto at = line.find("/job_"); at != std::string::npos; at = line.find("/job_", at + 1)) {
-			std::size_t start = at + 5, end = start;
-			while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end])))
-				end++;
-			if (end > start && end - start <= 19 && (end == line.size() || line[end] == '/'))
-				return std::stoull(line.substr(start, end - start));
-		}
+		if (line.rfind("0::", 0) != 0)
+			continue;	// a v1 hierarchy: the kernel binds by v2 id only
+		auto found = job_component(line.substr(3));
+		struct stat st{};
+		if (found && found->first == job && ::stat((cgroup_root + found->second).c_str(), &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			return static_cast<std::uint64_t>(st.st_ino);
 	}
 	return std::nullopt;
 }

@@ -24,6 +24,11 @@ std::optional<pid_t> parent_of(pid_t pid, const char *proc_root = "/proc");
 // The Slurm job a process's cgroup path names ("/job_<id>/"), if any.
 std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root = "/proc");
 
+// The cgroup v2 id (its directory's inode) of job's own cgroup, the
+// ".../job_<id>" that holds every task of the job, if pid is in it.
+std::optional<std::uint64_t> job_cgroup_id(pid_t pid, std::uint64_t job, const char *proc_root = "/proc",
+					   const char *cgroup_root = "/sys/fs/cgroup");
+
 // Walks from pid up through its ancestors and returns the first for which
 // `known` says yes; a process belongs to a job if it or an ancestor was
 // registered as one of the job's tasks.

@@ -40,17 +40,32 @@ double LatencyHistogram::percentile_us(double p) const
 	return std::exp2(static_cast<double>(buckets.size()) / 2) / 1000;
 }
 
-void CounterBase::add(const gos_tenant_stats &st)
+CounterBase CounterBase::of(const gos_tenant_stats &st)
 {
-	bytes_evicted += st.bytes_evicted;
-	evictions += st.evictions;
-	bytes_returned += st.bytes_returned;
-	returns += st.returns;
-	bytes_host_placed += st.bytes_host_placed;
-	oversub_ns += st.oversub_ns;
-	throttle_events += st.throttle_events;
-	peak_resident = std::max(peak_resident, st.peak_resident);
-	peak_host = std::max(peak_host, st.peak_host);
+	CounterBase c;
+	c.bytes_evicted = st.bytes_evicted;
+	c.evictions = st.evictions;
+	c.bytes_returned = st.bytes_returned;
+	c.returns = st.returns;
+	c.bytes_host_placed = st.bytes_host_placed;
+	c.oversub_ns = st.oversub_ns;
+	c.throttle_events = st.throttle_events;
+	c.peak_resident = st.peak_resident;
+	c.peak_host = st.peak_host;
+	return c;
+}
+
+void CounterBase::add(const CounterBase &o)
+{
+	bytes_evicted += o.bytes_evicted;
+	evictions += o.evictions;
+	bytes_returned += o.bytes_returned;
+	returns += o.returns;
+	bytes_host_placed += o.bytes_host_placed;
+	oversub_ns += o.oversub_ns;
+	throttle_events += o.throttle_events;
+	peak_resident = std::max(peak_resident, o.peak_resident);
+	peak_host = std::max(peak_host, o.peak_host);
 }
 
 void RankStats::add(const RankStats &o)
@@ -85,10 +100,11 @@ nlohmann::json to_json(const Job &job)
 {
 	nlohmann::json gpus = nlohmann::json::array();
 	for (const auto &g : job.gpus)
-		gpus.push_back({{"node_gpu", g.node_gpu}, {"base", g.base}});
+		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live}});
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
-		{"steps", job.steps}, {"pids", job.pids}, {"started", job.started}, {"ended", job.ended},
+		{"steps", job.steps}, {"pids", job.pids}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
+		{"started", job.started}, {"ended", job.ended},
 		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
 		{"mpi_ranks", mpi_rank_list(job)}};
 }
@@ -117,10 +133,15 @@ Job job_from_json(const nlohmann::json &j)
 		JobGpu jg;
 		jg.node_gpu = g.at("node_gpu");
 		jg.base = g.at("base").get<CounterBase>();
+		// Records from before kernel mode have neither: base was folded.
+		jg.tenant = g.value("tenant", 0u);
+		jg.live = g.value("live", CounterBase{});
 		job.gpus.push_back(jg);
 	}
 	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
 	job.pids = j.at("pids").get<std::set<pid_t>>();
+	job.cgroup = j.value("cgroup", std::uint64_t{0});
+	job.engine_instance = j.value("engine_instance", std::uint64_t{0});
 	job.started = j.at("started");
 	job.ended = j.at("ended");
 	job.latency.buckets = j.at("latency_buckets");

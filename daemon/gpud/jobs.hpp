@@ -53,15 +53,19 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MpiRank, rank, local_rank, managed, pid, node
 struct CounterBase {
 	std::uint64_t bytes_evicted = 0, evictions = 0, bytes_returned = 0, returns = 0, bytes_host_placed = 0;
 	std::uint64_t oversub_ns = 0, throttle_events = 0, peak_resident = 0, peak_host = 0;
-	void add(const gos_tenant_stats &st);	// folds live counters in
+	static CounterBase of(const gos_tenant_stats &st);	// a tenant's live counters
+	void add(const CounterBase &o);				// sums, and the larger peaks
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterBase, bytes_evicted, evictions, bytes_returned, returns, bytes_host_placed,
 				   oversub_ns, throttle_events, peak_resident, peak_host)
 
 struct JobGpu {
 	std::uint32_t node_gpu = 0;
-	std::uint32_t tenant = 0;		// engine tenant, runtime only
-	CounterBase base;
+	// The engine's tenant. Saved: the kernel's outlive the daemon, and a
+	// restarted daemon adopts them if the module was not reloaded.
+	std::uint32_t tenant = 0;
+	CounterBase base;			// counters of earlier tenants
+	CounterBase live;			// the tenant's at the last save, folded in if it is lost
 	// balloon
 	std::uint32_t activity_bits = 0;	// one bit per recent period
 	std::uint64_t launches = 0;		// since the last period
@@ -78,6 +82,8 @@ struct Job {
 	std::vector<JobGpu> gpus;		// in the job's own GPU order
 	std::set<std::uint32_t> steps;
 	std::set<pid_t> pids;
+	std::uint64_t cgroup = 0;		// the job's cgroup v2 id, bound in the kernel
+	std::uint64_t engine_instance = 0;	// the module load its tenants belong to
 	std::int64_t started = 0, ended = 0;	// unix seconds
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)

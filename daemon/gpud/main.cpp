@@ -53,11 +53,12 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		auto engine = gpud::make_engine(cfg);
+		std::string where = engine->name() == "kernel" ? "in the kernel (/dev/gpuoversub)" : "in the daemon";
 		make_dirs(cfg.state_dir, 0700);
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
 		gpud::Server server(io, daemon, config_path);
-		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.socket << " with the " << "engine in userspace");
+		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.socket << " with the engine " << where);
 		server.run();
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "gpuoversubd: " << e.what());

@@ -32,7 +32,7 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 	for (std::size_t i = 0; i < job.gpus.size(); i++) {
 		CounterBase c = job.gpus[i].base;
 		if (i < live.size())
-			c.add(live[i]);
+			c.add(CounterBase::of(live[i]));
 		const Gpu *g = job.gpus[i].node_gpu < gpus.size() ? &gpus[job.gpus[i].node_gpu] : nullptr;
 		per_gpu.push_back({{"gpu", job.gpus[i].node_gpu},
 				   {"pci_bus_id", g ? g->pci_bus_id : ""},

@@ -170,6 +170,14 @@ BOOST_AUTO_TEST_CASE(process_identity_from_proc)
 	BOOST_TEST(*gpud::cgroup_job_of(42, root.c_str()) == 1234u);
 	BOOST_TEST(!gpud::cgroup_job_of(43, root.c_str()));
 	BOOST_TEST(*gpud::parent_of(42, root.c_str()) == 7);
+	// The kernel binding's id: the inode of the job's own v2 directory.
+	std::string cg = root + "/cg";
+	BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/slurmstepd.scope/job_1234/step_0").c_str()) == 0);
+	struct stat st{};
+	BOOST_REQUIRE(::stat((cg + "/system.slice/slurmstepd.scope/job_1234").c_str(), &st) == 0);
+	BOOST_TEST(*gpud::job_cgroup_id(42, 1234, root.c_str(), cg.c_str()) == st.st_ino);
+	BOOST_TEST(!gpud::job_cgroup_id(42, 1235, root.c_str(), cg.c_str()));	// another job's
+	BOOST_TEST(!gpud::job_cgroup_id(43, 12, root.c_str(), cg.c_str()));
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 

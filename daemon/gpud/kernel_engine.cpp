@@ -1,0 +1,202 @@
+// The engine in gpuoversub.ko, driven through /dev/gpuoversub by the
+// daemon's CAP_SYS_ADMIN ioctls: GPUs, tenants, policies, bindings and
+// statistics. The engine's clients are the agents' own files, so the
+// daemon's client calls are refused here.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <gpuoversub/abi.h>
+
+#include "common/log.hpp"
+#include "gpud/engine_backend.hpp"
+
+namespace gos::gpud {
+namespace {
+
+class KernelEngine final : public EngineBackend {
+public:
+	explicit KernelEngine(const std::string &device)
+	{
+		fd_ = ::open(device.c_str(), O_RDWR | O_CLOEXEC);
+		if (fd_ < 0)
+			throw std::runtime_error(device + ": " + std::strerror(errno) +
+						 (errno == ENOENT ? " (is gpuoversub.ko loaded?)" : ""));
+		gos_ioc_version v{};
+		if (call(GOS_IOC_VERSION, &v) != 0) {
+			::close(fd_);
+			throw std::runtime_error(device + " does not answer the version ioctl: not gpuoversub.ko's device");
+		}
+		if (v.abi != GOS_KABI_VERSION) {
+			::close(fd_);
+			throw std::runtime_error(device + " speaks kernel ABI " + std::to_string(v.abi) + ", this daemon " +
+						 std::to_string(GOS_KABI_VERSION) + ": install matching versions");
+		}
+		chunk_size_ = v.chunk_size;
+		instance_ = v.instance;
+	}
+	~KernelEngine() override { ::close(fd_); }
+	KernelEngine(const KernelEngine &) = delete;
+	KernelEngine &operator=(const KernelEngine &) = delete;
+
+	std::string name() const override { return "kernel"; }
+	bool hosts_clients() const override { return false; }
+	std::uint64_t chunk_size() const override { return chunk_size_; }
+	std::uint64_t instance() const override { return instance_; }
+
+	int gpu_add(std::uint32_t gpu, std::uint64_t physical, std::uint64_t reserve) override
+	{
+		gos_ioc_gpu g{gpu, 0, physical, reserve};
+		int err = call(GOS_IOC_GPU_ADD, &g);
+		if (err != -EEXIST)
+			return err;
+		// Added before a daemon restart: the module keeps its figures.
+		gos_gpu_stats st{};
+		if ((err = gpu_stats(gpu, st)))
+			return err;
+		if (st.physical != physical || st.reserve != reserve)
+			GOS_LOG(log::warning, "engine: the module has GPU " << gpu << " with " << st.physical
+					      << " bytes and a reserve of " << st.reserve << " from before; they stay "
+					      << "until the module is reloaded");
+		return 0;
+	}
+	int gpu_set_external(std::uint32_t gpu, std::uint64_t bytes) override
+	{
+		gos_ioc_gpu_external e{gpu, 0, bytes};
+		return call(GOS_IOC_GPU_EXTERNAL, &e);
+	}
+	int gpu_stats(std::uint32_t gpu, gos_gpu_stats &out) override
+	{
+		gos_ioc_gpu_stats s{};
+		s.gpu = gpu;
+		if (int err = call(GOS_IOC_GPU_STATS, &s))
+			return err;
+		out = gos_gpu_stats{};
+		out.physical = s.physical;
+		out.reserve = s.reserve;
+		out.external = s.external;
+		out.capacity = s.capacity;
+		out.used = s.used;
+		out.evicting = s.evicting;
+		out.waiting = s.waiting;
+		out.tenants = s.tenants;
+		out.outstanding_orders = s.outstanding_orders;
+		return 0;
+	}
+	int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) override
+	{
+		gos_ioc_tenant t{gpu, weight, limit, 0, 0};
+		int err = call(GOS_IOC_TENANT_CREATE, &t);
+		if (!err)
+			id = t.tenant;
+		return err;
+	}
+	int tenant_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit, std::uint64_t min) override
+	{
+		gos_ioc_tenant_policy p{tenant, weight, limit, min};
+		return call(GOS_IOC_TENANT_POLICY, &p);
+	}
+	int tenant_destroy(std::uint32_t tenant) override
+	{
+		gos_ioc_tenant_ref r{tenant, 0};
+		return call(GOS_IOC_TENANT_DESTROY, &r);
+	}
+	int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) override
+	{
+		gos_ioc_tenant_stats s{};
+		s.tenant = tenant;
+		if (int err = call(GOS_IOC_TENANT_STATS, &s))
+			return err;
+		out = gos_tenant_stats{};
+		out.gpu = s.gpu;
+		out.weight = s.weight;
+		out.throttled = s.throttled;
+		out.buffers = s.buffers;
+		out.limit = s.limit;
+		out.min_bytes = s.min_bytes;
+		out.demand = s.demand;
+		out.resident = s.resident;
+		out.host = s.host;
+		out.unevictable = s.unevictable;
+		out.entitlement = s.entitlement;
+		out.peak_resident = s.peak_resident;
+		out.peak_host = s.peak_host;
+		out.bytes_evicted = s.bytes_evicted;
+		out.evictions = s.evictions;
+		out.bytes_returned = s.bytes_returned;
+		out.returns = s.returns;
+		out.bytes_host_placed = s.bytes_host_placed;
+		out.allocs = s.allocs;
+		out.slow_allocs = s.slow_allocs;
+		out.failed_orders = s.failed_orders;
+		out.oversub_ns = s.oversub_ns;
+		out.throttle_events = s.throttle_events;
+		return 0;
+	}
+	int bind(pid_t pid, std::uint64_t cgroup, const std::vector<std::uint32_t> &tenants) override
+	{
+		if (tenants.empty() || tenants.size() > GOS_MAX_STEP_GPUS)
+			return -EINVAL;
+		gos_ioc_bind b{};
+		b.pid = static_cast<std::uint32_t>(pid);
+		b.cgroup = cgroup;
+		b.ntenants = static_cast<std::uint32_t>(tenants.size());
+		std::memcpy(b.tenants, tenants.data(), tenants.size() * sizeof tenants[0]);
+		return call(GOS_IOC_BIND, &b);
+	}
+	int unbind(pid_t pid, std::uint64_t cgroup) override
+	{
+		gos_ioc_bind b{};
+		b.pid = static_cast<std::uint32_t>(pid);
+		b.cgroup = cgroup;
+		return call(GOS_IOC_UNBIND, &b);
+	}
+
+	// The agents' calls: their files are the module's clients.
+	int client_create(std::uint32_t &) override { return -EOPNOTSUPP; }
+	int client_exit(std::uint32_t) override { return -EOPNOTSUPP; }
+	int alloc(std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, gos_alloc_result &) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int free(std::uint32_t, std::uint64_t) override { return -EOPNOTSUPP; }
+	int set_priority(std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int placement(std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint8_t *) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int read_messages(std::uint32_t, gos_message *, std::uint32_t) override { return 0; }
+	int order_done(std::uint32_t, std::uint64_t, bool) override { return -EOPNOTSUPP; }
+	int tick() override { return 0; }	// the module's own delayed work runs it
+
+private:
+	int call(unsigned long cmd, void *arg)
+	{
+		for (;;) {
+			if (::ioctl(fd_, cmd, arg) == 0)
+				return 0;
+			if (errno != EINTR)
+				return -errno;
+		}
+	}
+
+	int fd_ = -1;
+	std::uint64_t chunk_size_ = 0;
+	std::uint64_t instance_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<EngineBackend> kernel_engine(const std::string &device)
+{
+	return std::make_unique<KernelEngine>(device);
+}
+
+} // namespace gos::gpud
