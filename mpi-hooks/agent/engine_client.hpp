@@ -1,6 +1,7 @@
 // The agent's side of the engine: the calls it makes for its process, and
 // the orders that come back. One implementation talks to gpuoversubd's
-// socket; the kernel module's /dev/gpuoversub will be the other.
+// socket; the other, where the daemon says its engine is gpuoversub.ko,
+// to /dev/gpuoversub (and to the daemon for the job's view).
 #pragma once
 
 #include <cstdint>
@@ -50,5 +51,13 @@ inline std::uint64_t headroom(const gos_rep_meminfo &info)
 // with the reason when the socket cannot be reached.
 std::unique_ptr<EngineClient> connect_daemon(const std::string &socket, EngineClient::OrderHandler order,
 					     EngineClient::LostHandler lost);
+
+// After a hello whose reply says GOS_HELLO_FLAG_KERNEL: the engine calls go
+// to this process's own /dev/gpuoversub file, orders come from it, and
+// `daemon` (which said hello) keeps the rest, reconnected if the daemon
+// restarts. Throws std::runtime_error when the device cannot be used.
+std::unique_ptr<EngineClient> attach_kernel(std::unique_ptr<EngineClient> daemon, const std::string &socket,
+					    const gos_req_hello &hello, std::uint64_t chunk_size,
+					    EngineClient::OrderHandler order);
 
 } // namespace gos::agent

@@ -55,11 +55,16 @@ bool Agent::try_connect()
 	next_try_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
 	std::string why;
 	std::shared_ptr<EngineClient> client;
+	// In kernel mode the buffers live in the module: the daemon's socket
+	// dropping is no loss of them, and the kernel client reconnects it.
+	auto kernel_mode = std::make_shared<std::atomic<bool>>(false);
 	try {
-		client = connect_daemon(
+		std::unique_ptr<EngineClient> daemon = connect_daemon(
 			settings().socket,
 			[this](const gos_wire_order &o) { post(o); },
-			[this] {
+			[this, kernel_mode] {
+				if (kernel_mode->load())
+					return;
 				{
 					std::lock_guard q(queue_mu_);
 					lost_ = true;
@@ -82,7 +87,14 @@ bool Agent::try_connect()
 		}
 		req.job_id = settings().job_id;
 		gos_rep_hello rep{};
-		if (int err = client->hello(req, rep)) {
+		int err = daemon->hello(req, rep);
+		if (!err && (rep.flags & GOS_HELLO_FLAG_KERNEL)) {
+			kernel_mode->store(true);
+			daemon = attach_kernel(std::move(daemon), settings().socket, req, rep.chunk_size,
+					       [this](const gos_wire_order &o) { post(o); });
+		}
+		client = std::move(daemon);
+		if (err) {
 			why = client->error();
 			client.reset();
 			if (err != -ENOTCONN) {

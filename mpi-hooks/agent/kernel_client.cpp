@@ -1,0 +1,224 @@
+// EngineClient for a node whose engine is gpuoversub.ko: allocations,
+// frees, priorities, placements and acknowledgements are ioctls on the
+// process's own /dev/gpuoversub file, and orders are read from it on a
+// thread of the client's own. The job's view (meminfo), activity and ranks
+// stay with gpuoversubd; a daemon restart only costs a reconnect there,
+// since the buffers live in the module, not in the daemon.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "engine_client.hpp"
+
+namespace gos::agent {
+namespace {
+
+thread_local std::string last_error;
+
+int fail(int err, std::string why)
+{
+	last_error = std::move(why);
+	return err;
+}
+
+class KernelClient final : public EngineClient {
+public:
+	KernelClient(int dev, std::unique_ptr<EngineClient> daemon, std::string socket, const gos_req_hello &hello,
+		     OrderHandler order)
+		: dev_(dev), daemon_(std::move(daemon)), socket_(std::move(socket)), hello_(hello),
+		  on_order_(std::move(order))
+	{
+		stop_ = ::eventfd(0, EFD_CLOEXEC);
+		if (stop_ < 0)
+			throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+		reader_ = std::thread([this] { read_loop(); });
+	}
+
+	~KernelClient() override
+	{
+		std::uint64_t one = 1;
+		ssize_t woke = stop_ >= 0 ? ::write(stop_, &one, sizeof one) : -1;
+		if (reader_.joinable() && woke == sizeof one)
+			reader_.join();
+		if (dev_ >= 0)
+			::close(dev_);
+		if (stop_ >= 0)
+			::close(stop_);
+	}
+
+	KernelClient(const KernelClient &) = delete;
+	KernelClient &operator=(const KernelClient &) = delete;
+
+	int hello(const gos_req_hello &req, gos_rep_hello &rep) override
+	{
+		std::lock_guard g(daemon_mu_);
+		hello_ = req;
+		return daemon_->hello(req, rep);
+	}
+	int alloc(const gos_req_alloc &req, gos_rep_alloc &rep) override
+	{
+		gos_ioc_alloc a{};
+		a.gpu = req.gpu;
+		a.priority = req.priority;
+		a.flags = req.flags;
+		a.size = req.size;
+		if (int err = ioctl_call(GOS_IOC_ALLOC, &a, "allocation"))
+			return err;
+		rep = gos_rep_alloc{};
+		rep.buffer = a.buffer;
+		rep.device_bytes = a.device_bytes;
+		rep.host_bytes = a.host_bytes;
+		rep.waiting_bytes = a.waiting_bytes;
+		rep.numa_node = -1;	// the module does not know the host's topology
+		return 0;
+	}
+	int free(std::uint64_t buffer) override
+	{
+		gos_req_buffer req{buffer};
+		return ioctl_call(GOS_IOC_FREE, &req, "free");
+	}
+	int set_priority(const gos_req_priority &req) override
+	{
+		gos_req_priority copy = req;
+		return ioctl_call(GOS_IOC_PRIORITY, &copy, "priority");
+	}
+	int placement(std::uint64_t buffer, std::uint32_t first, std::uint32_t count,
+		      std::vector<std::uint8_t> &states) override
+	{
+		states.assign(count, 0);
+		gos_ioc_placement p{buffer, first, count, reinterpret_cast<std::uint64_t>(states.data())};
+		return ioctl_call(GOS_IOC_PLACEMENT, &p, "placement");
+	}
+	int order_done(std::uint64_t order, bool ok, std::uint64_t) override
+	{
+		gos_ioc_order o{order, ok ? 1u : 0u, 0};
+		return ioctl_call(GOS_IOC_ORDER_DONE, &o, "order acknowledgement");
+	}
+	int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) override
+	{
+		return on_daemon([&](EngineClient &d) { return d.meminfo(gpu, rep); });
+	}
+	int activity(std::uint32_t gpu, std::uint32_t launches) override
+	{
+		return on_daemon([&](EngineClient &d) { return d.activity(gpu, launches); });
+	}
+	int rank(const gos_req_rank &req) override
+	{
+		return on_daemon([&](EngineClient &d) { return d.rank(req); });
+	}
+	int rank_report(const gos_rank_record *records, std::size_t count) override
+	{
+		return on_daemon([&](EngineClient &d) { return d.rank_report(records, count); });
+	}
+	std::string error() const override { return last_error; }
+	void abandon() override
+	{
+		std::lock_guard g(daemon_mu_);
+		daemon_->abandon();
+		// The child's copies of the descriptors; the parent's stay open.
+		::close(dev_);
+		::close(stop_);
+		dev_ = stop_ = -1;
+	}
+
+private:
+	int ioctl_call(unsigned long cmd, void *arg, const char *what)
+	{
+		for (;;) {
+			if (::ioctl(dev_, cmd, arg) == 0)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			int err = errno;
+			return fail(-err, std::string("/dev/gpuoversub: ") + what + ": " +
+						  (err == EPERM ? "this process is not bound to a job (gpuoversubd binds "
+								  "each task the SPANK plugin registers)"
+							: err == EDQUOT ? "the job's GPU memory limit would be exceeded"
+									: std::strerror(err)));
+		}
+	}
+
+	// A call on gpuoversubd; a daemon that restarted is connected to anew.
+	template <class Call>
+	int on_daemon(Call call)
+	{
+		std::lock_guard g(daemon_mu_);
+		int err = call(*daemon_);
+		if (err == -ENOTCONN) {
+			std::string why = daemon_->error();
+			try {
+				auto fresh = connect_daemon(socket_, [](const gos_wire_order &) {}, [] {});
+				gos_rep_hello rep{};
+				if (int herr = fresh->hello(hello_, rep))
+					return fail(herr, "gpuoversubd: " + fresh->error());
+				daemon_ = std::move(fresh);
+			} catch (const std::exception &e) {
+				return fail(-ENOTCONN, why + "; reconnecting: " + e.what());
+			}
+			err = call(*daemon_);
+		}
+		if (err)
+			last_error = daemon_->error();
+		return err;
+	}
+
+	void read_loop()
+	{
+		gos_wire_order orders[64];
+		for (;;) {
+			pollfd p[2] = {{dev_, POLLIN, 0}, {stop_, POLLIN, 0}};
+			if (::poll(p, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				return;
+			}
+			if (p[1].revents || (p[0].revents & (POLLERR | POLLNVAL)))
+				return;
+			ssize_t got = ::read(dev_, orders, sizeof orders);
+			if (got < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (got <= 0)
+				return;
+			for (std::size_t i = 0; i < static_cast<std::size_t>(got) / sizeof orders[0]; i++)
+				on_order_(orders[i]);
+		}
+	}
+
+	int dev_;
+	int stop_ = -1;
+	std::mutex daemon_mu_;
+	std::unique_ptr<EngineClient> daemon_;
+	std::string socket_;
+	gos_req_hello hello_;
+	OrderHandler on_order_;
+	std::thread reader_;
+};
+
+} // namespace
+
+std::unique_ptr<EngineClient> attach_kernel(std::unique_ptr<EngineClient> daemon, const std::string &socket,
+					    const gos_req_hello &hello, std::uint64_t chunk_size,
+					    EngineClient::OrderHandler order)
+{
+	int dev = ::open("/dev/gpuoversub", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (dev < 0)
+		throw std::runtime_error(std::string("gpuoversubd's engine is gpuoversub.ko, but /dev/gpuoversub: ") +
+					 std::strerror(errno));
+	gos_ioc_version v{};
+	if (::ioctl(dev, GOS_IOC_VERSION, &v) != 0 || v.abi != GOS_KABI_VERSION || v.chunk_size != chunk_size) {
+		::close(dev);
+		throw std::runtime_error("/dev/gpuoversub is not the module gpuoversubd uses (ABI " + std::to_string(v.abi) +
+					 ", chunk " + std::to_string(v.chunk_size) + " bytes)");
+	}
+	return std::make_unique<KernelClient>(dev, std::move(daemon), socket, hello, std::move(order));
+}
+
+} // namespace gos::agent
