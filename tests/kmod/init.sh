@@ -5,6 +5,8 @@
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp 2>/dev/null || mkdir -p /tmp
+export PATH=/sbin:/bin
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
 echo; echo "GOS: booted $(uname -r)"	# after the firmware's escape codes
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
@@ -14,6 +16,10 @@ exec 3</dev/gpuoversub
 if rmmod gpuoversub 2>/dev/null; then echo "GOS: FAIL rmmod succeeded while a file was open"; fi
 exec 3<&-
 rmmod gpuoversub || echo "GOS: FAIL rmmod"
+# The daemon in kernel mode, restarted under running jobs, on a fresh load.
+insmod /gpuoversub.ko || echo "GOS: FAIL insmod for the daemon test"
+/daemon_restart.sh
+rmmod gpuoversub || echo "GOS: FAIL rmmod after the daemon test"
 before=$(awk '/^SUnreclaim/ {print $2}' /proc/meminfo)
 i=0
 while [ $i -lt 20 ]; do

@@ -50,13 +50,30 @@ result() {	# the kselftest line for test $1
 @test "tenant policy, limits, minimums, stats, placement, destroy; GPU external memory" {
 	[[ "$(result tenant_policy_stats_placement_and_gpu_accounting)" == ok* ]]
 }
-@test "a job bound to tenants on two GPUs allocates on the right one" {
+@test "a job bound to tenants on two GPUs allocates on the right one and hears of its own GPU index" {
 	[[ "$(result a_job_on_two_gpus_allocates_on_the_tenant_of_each)" == ok* ]]
 }
 @test "a tenant bound to a cgroup takes its processes, and no other" {
 	[[ "$(result a_cgroup_binds_its_processes_and_no_other)" == ok* ]]
 }
 @test "100000 random ioctls" { [[ "$(result random_ioctls_never_hurt_the_kernel)" == ok* ]]; }
+daemon_check() {	# the guest's daemon test said ok for $1
+	tr -d '\r' <"$LOG" | grep -q '^GOS: daemon restart test finished'
+	! tr -d '\r' <"$LOG" | grep -E '^GOS: FAIL daemon'
+	tr -d '\r' <"$LOG" | grep -q "^GOS: ok daemon: $1"
+}
+@test "kernel mode: gpuoversubd drives the module, the agent allocates on it and obeys its orders" {
+	daemon_check "orders from the module reached the victim"
+}
+@test "kernel mode: kill -9 and restart of gpuoversubd under two jobs keeps their tenants" {
+	daemon_check "the restarted daemon kept both jobs' tenants"
+	daemon_check "the job's view after the restart"
+}
+@test "kernel mode: returns after the restart, data intact, evictions reported once" {
+	daemon_check "returns after the restart"
+	daemon_check "data intact"
+	daemon_check "job 42's report counts its"
+}
 @test "rmmod is refused while a file is open; 20 load/unload cycles leak no slab" {
 	! tr -d '\r' <"$LOG" | grep -E '^GOS: FAIL'
 	tr -d '\r' <"$LOG" | grep -q '^GOS: unreclaimable slab'

@@ -2,7 +2,9 @@
 # Builds gpuoversub.ko against Debian's kernel headers, boots the matching
 # Debian kernel in QEMU (TCG, 2 CPUs) with a busybox initramfs holding the
 # module and the static kselftest program tests/kmod/kmod_test.c, and
-# fails on any "not ok", FAIL line, kernel complaint or hang.
+# fails on any "not ok", FAIL line, kernel complaint or hang. The daemon,
+# the agent, the fake CUDA driver and the test program go in too, with the
+# shared libraries they load, for tests/kmod/daemon_restart.sh.
 # Fetches (once, cached in $BUILD/kmod-vm) the kernel image and, from the
 # kernel source package, kselftest_harness.h (tests/kmod/fetch.sh).
 set -euo pipefail
@@ -25,11 +27,28 @@ cp "$out/module/kmod/gpuoversub.ko" "$root/"
 gcc -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter -I"$out/kselftest" tests/kmod/kmod_test.c -o "$root/kmod_test"
 gcc -static -O2 -Wall -Wextra -Werror tests/kmod/kmod_cycle.c -o "$root/kmod_cycle"
 install -m 0755 tests/kmod/init.sh "$root/init"
+install -m 0755 tests/kmod/daemon_restart.sh "$root/daemon_restart.sh"
+gcc -static -O2 -Wall -Wextra -Werror tests/kmod/gos_register.c -o "$root/bin/gos_register"
+mkdir -p "$root/gos/fakecuda" "$root/sbin"
+for f in sbin/gpuoversubd bin/gpuoversubctl lib/libgpuoversub.so tests/agent/gos_testapp tests/fakecuda/libcuda.so.1; do
+	[ -e "$BUILD/$f" ] || { echo "$BUILD/$f is missing: run make first"; exit 1; }
+done
+cp "$BUILD/sbin/gpuoversubd" "$root/sbin/"
+cp "$BUILD/bin/gpuoversubctl" "$root/bin/"
+cp "$BUILD/lib/libgpuoversub.so" "$BUILD/tests/agent/gos_testapp" "$root/gos/"
+cp "$BUILD/tests/fakecuda/libcuda.so.1" "$root/gos/fakecuda/"
+# Each shared library at the path the dynamic loader looks for it.
+for lib in $(ldd "$BUILD/sbin/gpuoversubd" "$BUILD/bin/gpuoversubctl" "$BUILD/lib/libgpuoversub.so" \
+	"$BUILD/tests/agent/gos_testapp" "$BUILD/tests/fakecuda/libcuda.so.1" 2>/dev/null |
+	awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$out/initramfs.cpio.gz"
 
 echo "== booting $abi in QEMU (TCG, 2 CPUs)"
 log=$out/console.log
-timeout 300 qemu-system-x86_64 -accel tcg -m 512 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
+timeout 300 qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$out/boot/vmlinuz-$abi" -initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 oops=panic quiet" </dev/null >"$log" 2>&1 || true
 tr -d '\r' <"$log" | grep -E '^(ok|not ok|#|GOS:)' || true
@@ -37,6 +56,7 @@ fail=0
 grep -q '^GOS: done' "$log" || { echo "FAIL: the guest did not finish (hang or panic); see $log"; fail=1; }
 grep -q '^not ok' "$log" && fail=1
 grep -q '^GOS: FAIL' "$log" && fail=1
+grep -q '^GOS: daemon restart test finished' "$log" || fail=1
 grep -q '^# PASSED: [0-9]* / [0-9]* tests passed' "$log" || fail=1
 [ "$fail" -eq 0 ] && echo "kernel module tests: all passed" || echo "kernel module tests: FAILED"
 exit "$fail"
