@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* The daemon's ioctls: GPUs, tenants, bindings and statistics (CAP_SYS_ADMIN). */
 #include <linux/capability.h>
+#include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/uaccess.h>
 
 #include "gpuoversub.h"
@@ -51,6 +53,29 @@ static int set_policy(const struct gos_ioc_tenant_policy *p)
 	return err ? err : gos_tenant_set_min(gos_eng, p->tenant, p->min_bytes);
 }
 
+static int tenant_list(struct gos_ioc_tenant_list *l)
+{
+	u32 *ids = NULL;
+	int n;
+
+	if (l->pad || l->count > GOS_TENANT_LIST_MAX)
+		return -EINVAL;
+	if (l->count) {
+		ids = kvmalloc_array(l->count, sizeof(*ids), GFP_KERNEL);
+		if (!ids)
+			return -ENOMEM;
+	}
+	n = gos_tenant_list(gos_eng, ids, l->count);
+	if (ids && copy_to_user(u64_to_user_ptr(l->ids), ids,
+				min_t(u32, n, l->count) * sizeof(*ids)))
+		n = -EFAULT;
+	kvfree(ids);
+	if (n < 0)
+		return n;
+	l->count = n;
+	return 0;
+}
+
 long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 {
 	union {
@@ -62,6 +87,7 @@ long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 		struct gos_ioc_tenant_stats tstats;
 		struct gos_ioc_gpu_stats gstats;
 		struct gos_ioc_gpu_external external;
+		struct gos_ioc_tenant_list list;
 	} a;
 	int err;
 
@@ -75,6 +101,7 @@ long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 	case GOS_IOC_TENANT_STATS:
 	case GOS_IOC_GPU_STATS:
 	case GOS_IOC_GPU_EXTERNAL:
+	case GOS_IOC_TENANT_LIST:
 		break;
 	default:
 		return -ENOTTY;
@@ -106,6 +133,9 @@ long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 		break;
 	case GOS_IOC_GPU_STATS:
 		err = gpu_stats(&a.gstats);
+		break;
+	case GOS_IOC_TENANT_LIST:
+		err = tenant_list(&a.list);
 		break;
 	default:	/* GOS_IOC_GPU_EXTERNAL */
 		return a.external.pad ? -EINVAL :

@@ -63,8 +63,26 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend
 		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
 							   << job.pids.size() << " task(s)");
 	}
+	sweep_unowned_tenants();
 	for (const Gpu &g : discovery_.gpus)
 		apply_policy(g.index);
+}
+
+// Tenants the engine has but no job record names: in the kernel, ones made
+// just before a crash saved their record, or left retiring by a daemon
+// that stopped. A fresh userspace engine has none.
+void Daemon::sweep_unowned_tenants()
+{
+	std::vector<std::uint32_t> all;
+	if (int err = engine_->tenant_list(all)) {
+		GOS_LOG(log::warning, "engine: cannot list tenants: " << errno_text(err));
+		return;
+	}
+	for (std::uint32_t t : all)
+		if (!tenant_owner_.count(t)) {
+			GOS_LOG(log::notice, "engine: tenant " << t << " belongs to no job record; removing it");
+			retire_tenant(t);
+		}
 }
 
 void Daemon::attach(Session &s)

@@ -92,6 +92,7 @@ private:
 	int bind_job(const Job &job);
 	void unbind_job(const Job &job);
 	void retire_tenant(std::uint32_t tenant);
+	void sweep_unowned_tenants();
 	void apply_policy(std::uint32_t node_gpu);
 	bool finish_job(Job &job);
 	std::vector<gos_tenant_stats> live_stats(const Job &job);

@@ -42,6 +42,13 @@ public:
 	}
 	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(eng_, t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(eng_, t, &o); }
+	int tenant_list(std::vector<std::uint32_t> &out) override
+	{
+		out.resize(static_cast<std::size_t>(gos_tenant_list(eng_, nullptr, 0)));
+		out.resize(static_cast<std::size_t>(
+			gos_tenant_list(eng_, out.data(), static_cast<std::uint32_t>(out.size()))));
+		return 0;
+	}
 	int bind(pid_t, std::uint64_t, const std::vector<std::uint32_t> &) override { return 0; }
 	int unbind(pid_t, std::uint64_t) override { return 0; }
 	int client_create(std::uint32_t &id) override { return gos_client_create(eng_, &id); }

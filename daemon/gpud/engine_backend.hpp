@@ -34,6 +34,7 @@ public:
 	virtual int tenant_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit, std::uint64_t min_bytes) = 0;
 	virtual int tenant_destroy(std::uint32_t tenant) = 0;
 	virtual int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) = 0;
+	virtual int tenant_list(std::vector<std::uint32_t> &out) = 0;	// every tenant's id
 	// Which job's tenants (in the job's GPU order) a process and its
 	// descendants (pid), or a cgroup v2 (cgroup id), belong to. Only the
 	// kernel needs told: the daemon itself asks /proc.

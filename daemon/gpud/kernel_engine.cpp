@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -136,6 +137,21 @@ public:
 		out.oversub_ns = s.oversub_ns;
 		out.throttle_events = s.throttle_events;
 		return 0;
+	}
+	int tenant_list(std::vector<std::uint32_t> &out) override
+	{
+		// Tenants may come and go between the calls: ask until the room was enough.
+		for (std::uint32_t room = 256;; room *= 2) {
+			out.resize(room);
+			gos_ioc_tenant_list l{room, 0, reinterpret_cast<std::uint64_t>(out.data())};
+			if (int err = call(GOS_IOC_TENANT_LIST, &l))
+				return err;
+			if (l.count <= room || room >= GOS_TENANT_LIST_MAX) {
+				out.resize(std::min(l.count, room));
+				return 0;
+			}
+			room = std::min<std::uint32_t>(l.count, GOS_TENANT_LIST_MAX / 2);
+		}
 	}
 	int bind(pid_t pid, std::uint64_t cgroup, const std::vector<std::uint32_t> &tenants) override
 	{

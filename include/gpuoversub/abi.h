@@ -364,6 +364,17 @@ struct gos_ioc_gpu_external {
 	__u64 bytes;
 };
 
+/*
+ * Every tenant's id, so a restarted daemon finds tenants no job record names
+ * (created just before a crash, or left to retire by a job that ended).
+ */
+#define GOS_TENANT_LIST_MAX 65536
+struct gos_ioc_tenant_list {
+	__u32 count;			/* in: room in ids (0 .. MAX); out: how many tenants exist */
+	__u32 pad;
+	__u64 ids;			/* user pointer to count __u32, filled up to the room */
+};
+
 /* Where chunks [first, first + count) of a buffer are: count bytes of GOS_PLACE_*. */
 struct gos_ioc_placement {
 	__u64 buffer;
@@ -401,6 +412,7 @@ struct gos_ioc_order {
 #define GOS_IOC_TENANT_STATS _IOWR(GOS_IOC_MAGIC, 7, struct gos_ioc_tenant_stats)
 #define GOS_IOC_GPU_STATS _IOWR(GOS_IOC_MAGIC, 8, struct gos_ioc_gpu_stats)
 #define GOS_IOC_GPU_EXTERNAL _IOW(GOS_IOC_MAGIC, 9, struct gos_ioc_gpu_external)
+#define GOS_IOC_TENANT_LIST _IOWR(GOS_IOC_MAGIC, 10, struct gos_ioc_tenant_list)
 #define GOS_IOC_ALLOC _IOWR(GOS_IOC_MAGIC, 16, struct gos_ioc_alloc)
 #define GOS_IOC_FREE _IOW(GOS_IOC_MAGIC, 17, struct gos_req_buffer)
 #define GOS_IOC_PRIORITY _IOW(GOS_IOC_MAGIC, 18, struct gos_req_priority)

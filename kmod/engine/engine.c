@@ -391,6 +391,32 @@ int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 	return err;
 }
 
+struct tenant_list {
+	u32 *ids;
+	u32 max;
+	u32 count;
+};
+
+static void list_tenant(void *value, void *ctx)
+{
+	struct tenant_list *l = ctx;
+	struct gos_tenant *t = value;
+
+	if (l->count < l->max)
+		l->ids[l->count] = t->id;
+	l->count++;
+}
+
+int gos_tenant_list(struct gos_engine *eng, u32 *ids, u32 max)
+{
+	struct tenant_list l = { ids, ids ? max : 0, 0 };
+
+	gos_os_lock(eng->lock);
+	gos_idmap_each(&eng->tenants, list_tenant, &l);
+	gos_os_unlock(eng->lock);
+	return (int)l.count;
+}
+
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 			 struct gos_tenant_stats *out)
 {

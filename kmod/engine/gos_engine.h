@@ -161,6 +161,11 @@ int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes);
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 			 struct gos_tenant_stats *out);
+/*
+ * Up to max tenant ids into ids, in no order; returns how many tenants
+ * there are, which may be more than max.
+ */
+int gos_tenant_list(struct gos_engine *eng, u32 *ids, u32 max);
 
 int gos_client_create(struct gos_engine *eng, u32 *client);
 /* Frees everything the client holds and schedules returns for others. */

@@ -53,6 +53,9 @@ result() {	# the kselftest line for test $1
 @test "a job bound to tenants on two GPUs allocates on the right one and hears of its own GPU index" {
 	[[ "$(result a_job_on_two_gpus_allocates_on_the_tenant_of_each)" == ok* ]]
 }
+@test "the tenant list names every tenant and no destroyed one" {
+	[[ "$(result the_tenant_list_names_every_tenant)" == ok* ]]
+}
 @test "a tenant bound to a cgroup takes its processes, and no other" {
 	[[ "$(result a_cgroup_binds_its_processes_and_no_other)" == ok* ]]
 }

@@ -26,7 +26,7 @@
 #define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
 	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
 	GOS_IOC_GPU_EXTERNAL, GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, \
-	GOS_IOC_PLACEMENT
+	GOS_IOC_PLACEMENT, GOS_IOC_TENANT_LIST
 
 static int dev(void)
 {
@@ -279,7 +279,10 @@ TEST(daemon_calls_need_cap_sys_admin)
 		struct gos_ioc_tenant_stats ts = { .tenant = 0 };
 		struct gos_ioc_gpu_stats gs = { .gpu = 0 };
 		struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
+		struct gos_ioc_tenant_list tl = { .count = 0 };
 
+		if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM)
+			_exit(13);
 		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
 		    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
 		    call(fd, GOS_IOC_TENANT_STATS, &ts) != -EPERM || call(fd, GOS_IOC_GPU_STATS, &gs) != -EPERM ||
@@ -346,6 +349,17 @@ TEST(bad_arguments_for_every_ioctl)
 	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	uint32_t t0, t1;
+	struct gos_ioc_tenant_list tl = { .count = 4, .pad = 1 };
+
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 71, 64 * MiB, &t0, &t1));
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	tl.pad = 0;
+	tl.count = GOS_TENANT_LIST_MAX + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	tl.count = 4;
+	tl.ids = 1;	/* not a user address */
+	EXPECT_EQ(-EFAULT, call(fd, GOS_IOC_TENANT_LIST, &tl));
 	struct gos_ioc_alloc al = { .size = MiB, .flags = 0x80 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &al));
@@ -483,6 +497,39 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 	EXPECT_EQ((__u32)GOS_ORDER_EVICT, o.kind);
 	EXPECT_EQ(1u, o.gpu);
 	reap(&other);
+	close(fd);
+}
+
+static int listed(int fd, uint32_t tenant)
+{
+	uint32_t ids[4096];
+	struct gos_ioc_tenant_list l = { .count = 4096, .ids = (uintptr_t)ids };
+
+	if (call(fd, GOS_IOC_TENANT_LIST, &l) || l.count > 4096)
+		return -1;
+	for (uint32_t i = 0; i < l.count; i++)
+		if (ids[i] == tenant)
+			return 1;
+	return 0;
+}
+
+TEST(the_tenant_list_names_every_tenant)
+{
+	int fd = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_tenant_list count_only = { .count = 0 };
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 72, 64 * MiB, &t0, &t1));
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_LIST, &count_only));
+	EXPECT_LE(2u, count_only.count);
+	EXPECT_EQ(1, listed(fd, t0));
+	EXPECT_EQ(1, listed(fd, t1));
+	struct gos_ioc_tenant_ref r = { .tenant = t1 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_EQ(1, listed(fd, t0));
+	EXPECT_EQ(0, listed(fd, t1));
 	close(fd);
 }
 

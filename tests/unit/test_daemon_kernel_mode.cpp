@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -63,6 +64,7 @@ public:
 	}
 	int tenant_destroy(std::uint32_t t) override { return m_.engine->tenant_destroy(t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return m_.engine->tenant_stats(t, o); }
+	int tenant_list(std::vector<std::uint32_t> &out) override { return m_.engine->tenant_list(out); }
 	int bind(pid_t pid, std::uint64_t cg, const std::vector<std::uint32_t> &tenants) override
 	{
 		m_.bindings[{pid, cg}] = tenants;
@@ -294,4 +296,35 @@ BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counter
 	gos_req_job q{11};
 	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
 	BOOST_TEST(report["gpus"][0]["bytes_placed_on_host"].get<std::uint64_t>() == 44 * MiB);
+}
+
+BOOST_AUTO_TEST_CASE(tenants_no_record_names_are_removed_at_start)
+{
+	Node node;
+	Module mod(0x3333);
+	auto d = node.start(mod);
+	{
+		Conn root(*d, 1, 0);
+		register_step(root, 12, 0, {0});
+	}
+	d.reset();
+	// As a crash between creating tenants and saving their records leaves
+	// them: one empty, one holding a process's memory.
+	std::uint32_t empty = 0, busy = 0;
+	std::uint64_t buffer = 0;
+	BOOST_REQUIRE_EQUAL(mod.engine->tenant_create(1, 100, 0, empty), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine->tenant_create(1, 100, 0, busy), 0);
+	std::uint32_t file = agent_alloc(mod, busy, 8 * MiB, buffer);
+
+	auto again = node.start(mod);
+	std::vector<std::uint32_t> left;
+	BOOST_REQUIRE_EQUAL(mod.engine->tenant_list(left), 0);
+	BOOST_TEST(left.size() == 2u);	// job 12's, and the busy one, retiring
+	BOOST_TEST(std::count(left.begin(), left.end(), empty) == 0);
+	gos_tenant_stats st{};
+	BOOST_REQUIRE_EQUAL(mod.engine->tenant_stats(busy, st), 0);
+	BOOST_TEST(st.weight == 1u);
+	BOOST_REQUIRE_EQUAL(mod.engine->free(file, buffer), 0);
+	again->persist_tick();
+	BOOST_TEST(mod.engine->tenant_stats(busy, st) == -EINVAL);
 }
