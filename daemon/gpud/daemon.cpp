@@ -393,6 +393,7 @@ Daemon::Reply Daemon::meminfo(Session &s, const proto::Frame &f)
 	rep.entitlement = ts.entitlement;
 	rep.device_bytes = ts.resident;
 	rep.host_bytes = ts.host;
+	rep.numa_node = discovery_.gpus[job.gpus[req.gpu].node_gpu].numa_node;
 	return {0, {}, raw(rep)};
 }
 

@@ -165,6 +165,8 @@ struct gos_rep_meminfo {
 	__u64 entitlement;		/* fair device share now */
 	__u64 device_bytes;
 	__u64 host_bytes;
+	__s32 numa_node;		/* the GPU's host node for evicted data, -1 unknown */
+	__u32 pad;
 };
 
 struct gos_req_job {

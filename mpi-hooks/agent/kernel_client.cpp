@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -77,7 +79,7 @@ public:
 		rep.device_bytes = a.device_bytes;
 		rep.host_bytes = a.host_bytes;
 		rep.waiting_bytes = a.waiting_bytes;
-		rep.numa_node = -1;	// the module does not know the host's topology
+		rep.numa_node = numa_of(req.gpu);
 		return 0;
 	}
 	int free(std::uint64_t buffer) override
@@ -104,7 +106,10 @@ public:
 	}
 	int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) override
 	{
-		return on_daemon([&](EngineClient &d) { return d.meminfo(gpu, rep); });
+		int err = on_daemon([&](EngineClient &d) { return d.meminfo(gpu, rep); });
+		std::lock_guard g(numa_mu_);
+		numa_[gpu] = {err ? -1 : rep.numa_node, std::chrono::steady_clock::now(), err == 0};
+		return err;
 	}
 	int activity(std::uint32_t gpu, std::uint32_t launches) override
 	{
@@ -144,6 +149,30 @@ private:
 							: err == EDQUOT ? "the job's GPU memory limit would be exceeded"
 									: std::strerror(err)));
 		}
+	}
+
+	// The host node for a job GPU's evicted data: the module does not know
+	// the host's topology, the daemon does. Asked once per GPU on the
+	// allocating thread, again 10 s after a failure; the order reader only
+	// looks it up, since an order must not wait for the daemon.
+	int numa_of(std::uint32_t gpu)
+	{
+		{
+			std::lock_guard g(numa_mu_);
+			auto it = numa_.find(gpu);
+			if (it != numa_.end() &&
+			    (it->second.known || std::chrono::steady_clock::now() - it->second.asked < std::chrono::seconds(10)))
+				return it->second.node;
+		}
+		gos_rep_meminfo info{};
+		return meminfo(gpu, info) ? -1 : info.numa_node;
+	}
+
+	int known_numa(std::uint32_t gpu)
+	{
+		std::lock_guard g(numa_mu_);
+		auto it = numa_.find(gpu);
+		return it == numa_.end() ? -1 : it->second.node;
 	}
 
 	// A call on gpuoversubd; a daemon that restarted is connected to anew.
@@ -187,13 +216,23 @@ private:
 				continue;
 			if (got <= 0)
 				return;
-			for (std::size_t i = 0; i < static_cast<std::size_t>(got) / sizeof orders[0]; i++)
+			for (std::size_t i = 0; i < static_cast<std::size_t>(got) / sizeof orders[0]; i++) {
+				if (orders[i].kind == GOS_ORDER_EVICT)
+					orders[i].numa_node = known_numa(orders[i].gpu);
 				on_order_(orders[i]);
+			}
 		}
 	}
 
 	int dev_;
 	int stop_ = -1;
+	std::mutex numa_mu_;
+	struct Numa {
+		int node;
+		std::chrono::steady_clock::time_point asked;
+		bool known;
+	};
+	std::map<std::uint32_t, Numa> numa_;	// by job GPU
 	std::mutex daemon_mu_;
 	std::unique_ptr<EngineClient> daemon_;
 	std::string socket_;

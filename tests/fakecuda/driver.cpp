@@ -47,6 +47,16 @@ Where location_of(CUmemLocation loc)
 
 const char *place_name(Where w) { return w == Where::device ? "device" : w == Where::host ? "host" : "none"; }
 
+// As the call named it: a host node is worth telling apart in the log.
+const char *location_name(CUmemLocation loc)
+{
+	switch (loc.type) {
+	case CU_MEM_LOCATION_TYPE_HOST_NUMA: return "host-numa";
+	case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return "host-numa-current";
+	default: return place_name(location_of(loc));
+	}
+}
+
 } // namespace
 
 FAKE_API CUresult cuInit(unsigned int flags)
@@ -380,7 +390,7 @@ FAKE_API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t len, CUmem_advise advice,
 	default: r = CUDA_ERROR_INVALID_VALUE;
 	}
 	log_call("cuMemAdvise %#llx %zu advice=%d loc=%s/%d -> %d", static_cast<unsigned long long>(p), len,
-		 static_cast<int>(advice), place_name(location_of(loc)), loc.id, r);
+		 static_cast<int>(advice), location_name(loc), loc.id, r);
 	return r;
 }
 

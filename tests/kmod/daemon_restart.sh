@@ -37,7 +37,7 @@ start_daemon() {
 start_app() {
 	mkfifo /tmp/$1.in /tmp/$1.out
 	env LD_PRELOAD=/gos/libgpuoversub.so LD_LIBRARY_PATH=/gos/fakecuda FAKECUDA_MEMORY=64M \
-		FAKECUDA_STATE=/tmp/fakecuda.state GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
+		FAKECUDA_STATE=/tmp/fakecuda.state FAKECUDA_LOG=/tmp/$1.calls GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
 		ASAN_OPTIONS=verify_asan_link_order=0 /gos/gos_testapp </tmp/$1.in >/tmp/$1.out 2>/tmp/$1.err &
 	eval "pid_$1=$!"
 	eval "exec $3>/tmp/$1.in $4</tmp/$1.out"
@@ -73,6 +73,9 @@ start_app b 43 7 8
 [ "$(ask 7 8 'alloc y 40')" = ok ] || fail "job 43 cannot allocate"
 # Fair shares of 32 MiB: x gives up 8 MiB through the module's orders.
 until_where 5 6 x $((32 * MiB)) $((8 * MiB)) && ok "orders from the module reached the victim"
+# The module knows no host topology; the agent asked the daemon for the GPU's node.
+grep -q "loc=host-numa/0 " /tmp/a.calls && ok "evicted data went to the GPU's NUMA node" ||
+	fail "evictions not placed on NUMA node 0: $(grep -m1 'advice=' /tmp/a.calls)"
 
 kill -9 $daemon
 wait $daemon 2>/dev/null

@@ -93,6 +93,8 @@ BOOST_AUTO_TEST_CASE(two_jobs_overcommit_without_oom_and_converge_with_data_inta
 		       rb <= 128 * MiB + chunk;
 	}, 10s));
 	BOOST_TEST(field(n.daemon.tenant(1), "entitlement") == 128 * MiB);
+	// Evicted data is preferred on the GPU's host node (numa_node: 0 above).
+	BOOST_TEST(count(call_log(n.gpu), "loc=host-numa/0 ") > 0u);
 	auto u = usage(a);
 	BOOST_TEST(u[2] <= u[0]);	// the device never held more than it has
 	BOOST_TEST(u[3] == 0u);
