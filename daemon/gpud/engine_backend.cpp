@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <vector>
 #include <stdexcept>
 
 #include "common/log.hpp"
@@ -83,6 +86,38 @@ private:
 	std::uint64_t chunk_size_ = 0;
 };
 
+// A parameter of the loaded module, as sysfs shows it.
+std::optional<std::uint64_t> module_parameter(const std::string &name)
+{
+	std::ifstream in("/sys/module/gpuoversub/parameters/" + name);
+	std::uint64_t v = 0;
+	if (in >> v)
+		return v;
+	return std::nullopt;
+}
+
+// In kernel mode the module's parameters decide what these policy settings
+// would: say so, once, rather than let an admin believe the file.
+void warn_ignored_settings(const config::Config &cfg, const EngineBackend &engine)
+{
+	std::vector<std::string> ignored;
+	if (engine.chunk_size() != cfg.chunk_size)
+		ignored.push_back("chunk_size (the module's: " + std::to_string(engine.chunk_size()) + " bytes)");
+	if (auto ms = module_parameter("return_interval_ms"); ms && *ms * 1'000'000 != cfg.return_interval_ns)
+		ignored.push_back("return_interval (the module's: " + std::to_string(*ms) + " ms)");
+	if (auto ms = module_parameter("order_timeout_ms"); ms && *ms * 1'000'000 != cfg.order_timeout_ns)
+		ignored.push_back("order_timeout (the module's: " + std::to_string(*ms) + " ms)");
+	if (auto r = module_parameter("select_random"); r && (*r != 0) != cfg.random_chunks)
+		ignored.push_back(std::string("chunk_selection (the module's: ") + (*r ? "random" : "priority") + ")");
+	if (cfg.fairness == config::Fairness::fcfs || cfg.fairness == config::Fairness::static_)
+		ignored.push_back("fairness (the module's: weighted)");
+	if (cfg.host_spill_limit)
+		ignored.push_back("host_spill_limit (allocations go to the module, not through the daemon)");
+	for (const auto &what : ignored)
+		GOS_LOG(log::warning, "engine: kernel: the policy's " << what << " does not apply; the module's parameters "
+							     "decide (gpuoversub(4))");
+}
+
 } // namespace
 
 gos_config engine_config(const config::Config &cfg)
@@ -112,16 +147,21 @@ std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std:
 {
 	if (cfg.engine == config::EngineMode::userspace)
 		return userspace_engine(engine_config(cfg));
-	if (cfg.engine == config::EngineMode::kernel)
-		return kernel_engine(device);
-	if (::access(device.c_str(), F_OK) != 0)
+	std::unique_ptr<EngineBackend> engine;
+	if (cfg.engine == config::EngineMode::kernel) {
+		engine = kernel_engine(device);
+	} else if (::access(device.c_str(), F_OK) != 0) {
 		return userspace_engine(engine_config(cfg));
-	try {
-		return kernel_engine(device);
-	} catch (const std::exception &e) {
-		GOS_LOG(log::warning, "engine: auto: " << e.what() << "; hosting the engine in the daemon instead");
-		return userspace_engine(engine_config(cfg));
+	} else {
+		try {
+			engine = kernel_engine(device);
+		} catch (const std::exception &e) {
+			GOS_LOG(log::warning, "engine: auto: " << e.what() << "; hosting the engine in the daemon instead");
+			return userspace_engine(engine_config(cfg));
+		}
 	}
+	warn_ignored_settings(cfg, *engine);
+	return engine;
 }
 
 } // namespace gos::gpud

@@ -14,6 +14,7 @@ reports: {dir: /var/log/gos}
 engine: kernel
 reserve: 0
 balloon: {enabled: false}
+order_timeout: 5s
 simulated_gpus:
   - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
 EOF
@@ -67,6 +68,8 @@ until_where() {
 }
 
 start_daemon
+grep -q "the policy's order_timeout (the module's: 300 ms) does not apply" /var/log/gos/daemon.log &&
+	ok "the daemon names the policy settings the module decides" || { fail "no warning for order_timeout"; show_log; }
 start_app a 42 5 6
 start_app b 43 7 8
 [ "$(ask 5 6 'alloc x 40')" = ok ] || fail "job 42 cannot allocate"

@@ -68,6 +68,7 @@ daemon_check() {	# the guest's daemon test said ok for $1
 @test "kernel mode: gpuoversubd drives the module, the agent allocates on it and obeys its orders" {
 	daemon_check "orders from the module reached the victim"
 	daemon_check "evicted data went to the GPU's NUMA node"
+	daemon_check "the daemon names the policy settings the module decides"
 }
 @test "kernel mode: kill -9 and restart of gpuoversubd under two jobs keeps their tenants" {
 	daemon_check "the restarted daemon kept both jobs' tenants"
