@@ -7,7 +7,8 @@
 //   alloc|async|managed|pitch|vmm NAME MIB   -> ok | err CODE
 //   free NAME, verify NAME, prio NAME P, tag NAME TAG -> ok | bad | err
 //   where NAME -> ok DEVICE_BYTES HOST_BYTES (fake driver only, else -1 -1)
-//   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED
+//   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED EVICTIONS RETURNS
+//     BYTES_EVICTED BYTES_RETURNED
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
@@ -250,7 +251,8 @@ int main(int argc, char **argv)
 			out << (r ? "err " + std::to_string(r) : "ok");
 			if (!r)
 				out << " " << u.managed << " " << u.device_bytes << " " << u.host_bytes << " " << u.allowed
-				    << " " << u.evictions << " " << u.returns;
+				    << " " << u.evictions << " " << u.returns << " " << u.bytes_evicted << " "
+				    << u.bytes_returned;
 		} else if (cmd == "usage") {
 			auto get = optional_symbol<void (*)(int, unsigned long long *)>("fakecuda_usage");
 			unsigned long long u[4] = {};
