@@ -4,6 +4,7 @@
 // clients are the agents' own files, so the client calls are refused there.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,6 +53,31 @@ public:
 	virtual int read_messages(std::uint32_t client, gos_message *out, std::uint32_t max) = 0;
 	virtual int order_done(std::uint32_t client, std::uint64_t order, bool ok) = 0;
 	virtual int tick() = 0;
+};
+
+// An engine whose clients are elsewhere (the kernel's are the agents' own
+// files): the client calls are refused, and there is nothing to tick.
+class EngineWithoutClients : public EngineBackend {
+public:
+	bool hosts_clients() const override { return false; }
+	int client_create(std::uint32_t &) override { return -EOPNOTSUPP; }
+	int client_exit(std::uint32_t) override { return -EOPNOTSUPP; }
+	int alloc(std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, gos_alloc_result &) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int free(std::uint32_t, std::uint64_t) override { return -EOPNOTSUPP; }
+	int set_priority(std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int placement(std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint8_t *) override
+	{
+		return -EOPNOTSUPP;
+	}
+	int read_messages(std::uint32_t, gos_message *, std::uint32_t) override { return 0; }
+	int order_done(std::uint32_t, std::uint64_t, bool) override { return -EOPNOTSUPP; }
+	int tick() override { return 0; }	// the kernel's own delayed work runs it
 };
 
 // The engine settings the policy fixes at start (chunk size, fairness...).

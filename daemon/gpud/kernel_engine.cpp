@@ -1,7 +1,7 @@
 // The engine in gpuoversub.ko, driven through /dev/gpuoversub by the
 // daemon's CAP_SYS_ADMIN ioctls: GPUs, tenants, policies, bindings and
 // statistics. The engine's clients are the agents' own files, so the
-// daemon's client calls are refused here.
+// daemon's client calls are refused (EngineWithoutClients).
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -19,7 +19,7 @@
 namespace gos::gpud {
 namespace {
 
-class KernelEngine final : public EngineBackend {
+class KernelEngine final : public EngineWithoutClients {
 public:
 	explicit KernelEngine(const std::string &device)
 	{
@@ -45,7 +45,6 @@ public:
 	KernelEngine &operator=(const KernelEngine &) = delete;
 
 	std::string name() const override { return "kernel"; }
-	bool hosts_clients() const override { return false; }
 	std::uint64_t chunk_size() const override { return chunk_size_; }
 	std::uint64_t instance() const override { return instance_; }
 
@@ -171,26 +170,6 @@ public:
 		b.cgroup = cgroup;
 		return call(GOS_IOC_UNBIND, &b);
 	}
-
-	// The agents' calls: their files are the module's clients.
-	int client_create(std::uint32_t &) override { return -EOPNOTSUPP; }
-	int client_exit(std::uint32_t) override { return -EOPNOTSUPP; }
-	int alloc(std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, gos_alloc_result &) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int free(std::uint32_t, std::uint64_t) override { return -EOPNOTSUPP; }
-	int set_priority(std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int placement(std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint8_t *) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int read_messages(std::uint32_t, gos_message *, std::uint32_t) override { return 0; }
-	int order_done(std::uint32_t, std::uint64_t, bool) override { return -EOPNOTSUPP; }
-	int tick() override { return 0; }	// the module's own delayed work runs it
 
 private:
 	int call(unsigned long cmd, void *arg)

@@ -39,11 +39,10 @@ struct Module {
 	}
 };
 
-class FakeKernel final : public gpud::EngineBackend {
+class FakeKernel final : public gpud::EngineWithoutClients {
 public:
 	explicit FakeKernel(Module &m) : m_(m) {}
 	std::string name() const override { return "kernel"; }
-	bool hosts_clients() const override { return false; }
 	std::uint64_t chunk_size() const override { return 2 * MiB; }
 	std::uint64_t instance() const override { return m_.instance; }
 	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override
@@ -71,24 +70,6 @@ public:
 		return 0;
 	}
 	int unbind(pid_t pid, std::uint64_t cg) override { return m_.bindings.erase({pid, cg}) ? 0 : -ENOENT; }
-	int client_create(std::uint32_t &) override { return -EOPNOTSUPP; }
-	int client_exit(std::uint32_t) override { return -EOPNOTSUPP; }
-	int alloc(std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, gos_alloc_result &) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int free(std::uint32_t, std::uint64_t) override { return -EOPNOTSUPP; }
-	int set_priority(std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int placement(std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint8_t *) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int read_messages(std::uint32_t, gos_message *, std::uint32_t) override { return 0; }
-	int order_done(std::uint32_t, std::uint64_t, bool) override { return -EOPNOTSUPP; }
-	int tick() override { return m_.engine->tick(); }
 
 private:
 	Module &m_;
