@@ -983,7 +983,7 @@ nlohmann::json Daemon::status_json()
 	}
 	std::size_t agents = 0;
 	for (auto &[id, s] : sessions_)
-		agents += s->client != 0;
+		agents += s->job != 0;	// said hello (in kernel mode without an engine client)
 	return {{"engine", engine_->name()}, {"gpu_source", discovery_.source}, {"jobs", jobs_.size()},
 		{"agents", agents}, {"gpus", gpus}};
 }

@@ -194,6 +194,9 @@ BOOST_AUTO_TEST_CASE(agents_are_sent_to_the_device_and_tasks_are_bound)
 	BOOST_TEST(h.client == 0u);
 	BOOST_TEST(h.ngpus == 1u);
 	BOOST_TEST(h.chunk_size == 2 * MiB);
+	auto status = d->status_json();
+	BOOST_TEST(status["engine"] == "kernel");
+	BOOST_TEST(status["agents"] == 1);	// connected, though not an engine client of the daemon
 
 	// Engine calls belong on the device; the job's view stays here.
 	gos_req_alloc al{0, 8, 0, 0, 64 * MiB};
