@@ -47,13 +47,11 @@ public:
 	~KernelClient() override
 	{
 		std::uint64_t one = 1;
-		ssize_t woke = stop_ >= 0 ? ::write(stop_, &one, sizeof one) : -1;
-		if (reader_.joinable() && woke == sizeof one)
-			reader_.join();
-		if (dev_ >= 0)
-			::close(dev_);
-		if (stop_ >= 0)
-			::close(stop_);
+		while (::write(stop_, &one, sizeof one) < 0 && errno == EINTR) {
+		}
+		reader_.join();
+		::close(dev_);
+		::close(stop_);
 	}
 
 	KernelClient(const KernelClient &) = delete;
@@ -124,9 +122,10 @@ public:
 		return on_daemon([&](EngineClient &d) { return d.rank_report(records, count); });
 	}
 	std::string error() const override { return last_error; }
+	// In a forked child, which has one thread: no lock (another thread of
+	// the parent may have held one at the fork).
 	void abandon() override
 	{
-		std::lock_guard g(daemon_mu_);
 		daemon_->abandon();
 		// The child's copies of the descriptors; the parent's stay open.
 		::close(dev_);
