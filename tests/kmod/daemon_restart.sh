@@ -80,6 +80,9 @@ until_where 5 6 x $((32 * MiB)) $((8 * MiB)) && ok "orders from the module reach
 grep -q "loc=host-numa/0 " /tmp/a.calls && ok "evicted data went to the GPU's NUMA node" ||
 	fail "evictions not placed on NUMA node 0: $(grep -m1 'advice=' /tmp/a.calls)"
 
+# A forked child closes its copy of the device file; the parent's buffers stay.
+[ "$(ask 5 6 fork)" = "ok 0" ] && [ "$(ask 5 6 'where x')" = "ok $((32 * MiB)) $((8 * MiB))" ] &&
+	ok "a forked child leaves the parent's buffers in the module" || fail "fork changed the parent's buffers"
 kill -9 $daemon
 wait $daemon 2>/dev/null
 [ "$(ask 5 6 'verify x')" = ok ] || fail "x changed after kill -9 of the daemon"

@@ -69,6 +69,7 @@ daemon_check() {	# the guest's daemon test said ok for $1
 	daemon_check "orders from the module reached the victim"
 	daemon_check "evicted data went to the GPU's NUMA node"
 	daemon_check "the daemon names the policy settings the module decides"
+	daemon_check "a forked child leaves the parent's buffers in the module"
 }
 @test "kernel mode: kill -9 and restart of gpuoversubd under two jobs keeps their tenants" {
 	daemon_check "the restarted daemon kept both jobs' tenants"
