@@ -634,7 +634,9 @@ std::uint64_t Daemon::capacity(std::uint32_t node_gpu) const
 }
 
 // Weights, minimums and limits of every job on a GPU: limits depend on
-// everyone's weight, so they are set together.
+// everyone's weight, so they are set together. A limit is the factor times
+// the job's nominal share: the balloon lowers an idle job's weight, which
+// decides who is evicted first, but must not refuse its next allocation.
 void Daemon::apply_policy(std::uint32_t node_gpu)
 {
 	struct Entry {
@@ -643,22 +645,20 @@ void Daemon::apply_policy(std::uint32_t node_gpu)
 		const Job *job;
 	};
 	std::vector<Entry> on_gpu;
-	double wsum = 0;
+	double nominal_sum = 0;
 	for (auto &[id, job] : jobs_)
 		for (auto &g : job.gpus)
 			if (g.node_gpu == node_gpu && g.tenant) {
-				JobPolicy p = policy_for(cfg_, job);
-				if (g.deflated)
-					p.weight *= cfg_.balloon_idle_weight;
-				on_gpu.push_back({&g, p, &job});
-				wsum += p.weight;
+				on_gpu.push_back({&g, policy_for(cfg_, job), &job});
+				nominal_sum += on_gpu.back().p.weight;
 			}
 	std::uint64_t cap = capacity(node_gpu);
 	for (const auto &e : on_gpu) {
 		std::uint64_t limit = e.job->size_limit;
 		if (!limit && e.p.factor > 0)
-			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / wsum);
-		engine_->tenant_policy(e.g->tenant, engine_weight(e.p.weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
+			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / nominal_sum);
+		double weight = e.g->deflated ? e.p.weight * cfg_.balloon_idle_weight : e.p.weight;
+		engine_->tenant_policy(e.g->tenant, engine_weight(weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
 				       e.p.min_bytes(cap));
 	}
 }

@@ -95,6 +95,7 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 	[ "$(job_wait "$a")" = COMPLETED ]
 	[ "$(job_wait "$b")" = COMPLETED ]
 	for j in "$a" "$b"; do
+		cat "$GOS_DIR/out-$j.txt"	# shown only when the test fails
 		[ "$(grep -c '^ok' "$GOS_DIR/out-$j.txt")" -eq 11 ]
 		! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
 	done

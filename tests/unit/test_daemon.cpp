@@ -354,7 +354,8 @@ BOOST_AUTO_TEST_CASE(bad_policies_are_refused_at_start_and_on_reload)
 BOOST_AUTO_TEST_CASE(an_idle_job_is_ballooned_down_and_restored)
 {
 	DaemonUnderTest d("balloon: {period: 100ms, low: 0.3, high: 0.6, idle_weight: 0.25}\n");
-	d.register_step(1);
+	d.register_step(1, {0}, 0, 2000);	// a factor of 2: its limit is twice its nominal share
+	d.register_step(2, {0}, 0, 2000);
 	d.register_task(1, ::getpid());
 	gos::proto::Client me(d.socket);
 	gos_req_hello h{static_cast<std::uint32_t>(::getpid()), 0, 0, 1, 1};
@@ -372,8 +373,13 @@ BOOST_AUTO_TEST_CASE(an_idle_job_is_ballooned_down_and_restored)
 	busy_for(std::chrono::milliseconds(1000));
 	BOOST_TEST(d.tenant(1)["idle"] == false);
 	BOOST_TEST(d.tenant(1)["weight"] == 1.0);
+	std::uint64_t limit = u64(d.tenant(1), "limit");
+	BOOST_TEST(limit > 0u);
 	BOOST_TEST(eventually([&] { return d.tenant(1)["idle"] == true; }, std::chrono::seconds(3)));
 	BOOST_TEST(d.tenant(1)["weight"] == 0.25);
+	BOOST_TEST(u64(d.tenant(1), "limit") == limit);	// idle lowers who keeps memory, not what it may ask
+	gos_req_alloc more{0, 8, 0, 0, limit - 100 * MiB};
+	BOOST_TEST(me.call(GOS_REQ_ALLOC, more).status == 0);
 	busy_for(std::chrono::milliseconds(1000));
 	BOOST_TEST(d.tenant(1)["idle"] == false);
 	BOOST_TEST(d.tenant(1)["weight"] == 1.0);
