@@ -146,7 +146,7 @@ PY
 
 @test "bad plugstack arguments are reported by name" {
 	plugstack bogus=1 mpi_hooks=sometimes
-	run sbatch --gres=shard:1 --gpu-mem-oversub --wrap true
+	run submit --gres=shard:1 --gpu-mem-oversub --wrap true
 	[[ "$output" == *"unknown plugstack argument 'bogus'"* ]]
 	[[ "$output" == *"'mpi_hooks=sometimes': expected auto, always or never"* ]]
 }
