@@ -1,7 +1,6 @@
 #include "gpud/daemon.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -825,16 +824,17 @@ void Daemon::balloon_tick()
 			// Jobs whose agents never report activity are not judged idle.
 			if (!g.reports_activity || !g.tenant)
 				continue;
-			g.activity_bits = (g.activity_bits << 1) | (g.launches > 0);
+			auto active = g.activity.observe(g.launches > 0);
 			g.launches = 0;
-			double active = std::popcount(g.activity_bits & 0xffu) / 8.0;
+			if (!active)
+				continue;
 			gos_tenant_stats st{};
 			engine_->tenant_stats(g.tenant, st);
-			if (!g.deflated && active < cfg_.balloon_low && st.resident > 0) {
+			if (!g.deflated && *active < cfg_.balloon_low && st.resident > 0) {
 				g.deflated = true;
 				changed.insert(g.node_gpu);
 				GOS_LOG(log::info, "balloon: job " << id << " idle on GPU " << g.node_gpu << "; weight lowered");
-			} else if (g.deflated && active > cfg_.balloon_high) {
+			} else if (g.deflated && *active > cfg_.balloon_high) {
 				g.deflated = false;
 				changed.insert(g.node_gpu);
 				GOS_LOG(log::info, "balloon: job " << id << " active again on GPU " << g.node_gpu);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.hpp"
+#include "gpud/activity.hpp"
 #include "gos_engine.h"
 
 namespace gos::gpud {
@@ -67,7 +68,7 @@ struct JobGpu {
 	CounterBase base;			// counters of earlier tenants
 	CounterBase live;			// the tenant's at the last save, folded in if it is lost
 	// balloon
-	std::uint32_t activity_bits = 0;	// one bit per recent period
+	ActivityWindow activity;
 	std::uint64_t launches = 0;		// since the last period
 	bool reports_activity = false;
 	bool deflated = false;

@@ -228,3 +228,15 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	BOOST_TEST(gpud::report_summary(rep).find("gpuoversub report for job 77") == 0u);
 	BOOST_TEST(nlohmann::json::parse(gpud::report_compact(rep))["evicted"] == 123u);
 }
+
+BOOST_AUTO_TEST_CASE(the_balloon_judges_a_job_only_on_a_full_window)
+{
+	gpud::ActivityWindow w;
+	for (unsigned i = 1; i < gpud::ActivityWindow::periods; i++)
+		BOOST_TEST(!w.observe(false).has_value());	// a new job loading its data is not idle yet
+	BOOST_TEST(w.observe(false).value() == 0.0);
+	BOOST_TEST(w.observe(true).value() == 0.125);
+	for (unsigned i = 0; i < gpud::ActivityWindow::periods; i++)
+		w.observe(true);
+	BOOST_TEST(w.observe(false).value() == 0.875);	// only the last eight periods count
+}
