@@ -116,7 +116,7 @@ slurm_down() {
 	pkill -9 -f "slurmstepd.*$GOS_DIR" 2>/dev/null
 	# Daemons whose pid file never got written (slurm_up failed midway) are
 	# found by the configuration they were started with.
-	for pid in $(pgrep -x 'slurmctld|slurmd|slurmstepd'); do
+	for pid in $(pgrep -x slurmctld; pgrep -x slurmd; pgrep -x slurmstepd); do
 		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
 	done
 	gos_daemon_stop
