@@ -2,6 +2,7 @@
 // each of its last periods.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <optional>
@@ -18,8 +19,7 @@ public:
 	std::optional<double> observe(bool launched)
 	{
 		bits_ = ((bits_ << 1) | launched) & mask;
-		if (seen_ < periods)
-			seen_++;
+		seen_ = std::min(seen_ + 1, periods);
 		if (seen_ < periods)
 			return std::nullopt;
 		return std::popcount(bits_) / double(periods);
