@@ -19,7 +19,7 @@ CUDA_INC ?= /usr/local/cuda/include
 CPPFLAGS += -MMD -MP -Iinclude -Ikmod/engine -isystem $(CUDA_INC)
 CFLAGS_ENGINE := -std=gnu11 $(OPT) $(WARN) $(SAN) -fPIC -Wmissing-prototypes \
 	-Wstrict-prototypes -Wshadow
-CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -Idaemon -I.
+CXXFLAGS_ALL := -std=c++20 $(OPT) $(WARN) $(SAN) -Wshadow -I.
 LDFLAGS_ALL := $(SAN)
 BOOST_TEST := -DBOOST_TEST_DYN_LINK
 BOOST_TEST_LIB := -lboost_unit_test_framework
@@ -29,12 +29,19 @@ ENGINE_SRC := $(wildcard kmod/engine/*.c) kmod/engine/user/os_user.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/lib/libgpuoversub-engine.a
 
-# Userspace C++: everything but the programs' mains, in one archive so each
-# program links only what it uses.
+# Userspace C++, one archive per component so each program links only what
+# it uses: common/ (shared with the agent and the plugin), the daemon, the
+# simulator.
+COMMON_SRC := $(wildcard common/*/*.cpp)
+COMMON_OBJ := $(COMMON_SRC:%.cpp=$(BUILD)/%.o)
+COMMON_LIB := $(BUILD)/lib/libgpuoversub-common.a
 DAEMON_SRC := $(filter-out %/main.cpp,$(wildcard daemon/*/*.cpp))
 DAEMON_OBJ := $(DAEMON_SRC:%.cpp=$(BUILD)/%.o)
 DAEMON_LIB := $(BUILD)/lib/libgpuoversub-daemon.a
-LIBS := $(DAEMON_LIB) $(ENGINE_LIB)
+SIM_SRC := $(filter-out %/main.cpp,$(wildcard sim/*.cpp))
+SIM_OBJ := $(SIM_SRC:%.cpp=$(BUILD)/%.o)
+SIM_LIB := $(BUILD)/lib/libgpuoversub-sim.a
+LIBS := $(DAEMON_LIB) $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 # The SPANK plugin's logic that needs no Slurm, for its unit tests.
 SPANK_LOGIC_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,spank/request.cpp spank/plugstack_args.cpp spank/step_env.cpp)
 SYSLIBS := -lyaml -lhwloc -ldl -lpthread
@@ -52,7 +59,7 @@ BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
 # The agent, preloaded into jobs: position-independent, its own libstdc++,
 # and nothing exported beyond the hook table and the public API.
-AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) daemon/proto/wire.cpp daemon/common/units.cpp
+AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) common/proto/wire.cpp common/util/units.cpp
 AGENT_OBJ := $(AGENT_SRC:%.cpp=$(BUILD)/pic/%.o)
 AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
 AGENT_MAP := $(BUILD)/mpi-hooks/agent.map
@@ -63,13 +70,12 @@ else
 endif
 
 # The SPANK plugin: hardened, its own libstdc++, only the SPANK symbols out.
-SPANK_SRC := $(wildcard spank/*.cpp) daemon/proto/wire.cpp daemon/proto/client.cpp daemon/common/units.cpp \
-	daemon/common/atomic_file.cpp daemon/config/config.cpp daemon/gpud/report_text.cpp
+SPANK_SRC := $(wildcard spank/*.cpp) $(COMMON_SRC)
 SPANK_OBJ := $(SPANK_SRC:%.cpp=$(BUILD)/spank-pic/%.o)
 SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
 # Never sanitized: slurmstepd, which loads it, is not.
-SPANK_CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Wshadow -Idaemon -I. $(HARDEN) -fPIC -fvisibility=hidden \
+SPANK_CXXFLAGS := -std=c++20 -O2 -g $(WARN) -Wshadow -I. $(HARDEN) -fPIC -fvisibility=hidden \
 	-DGOS_AGENT_PATH='"$(PREFIX)/lib/libgpuoversub.so"'
 
 # The MPI rank hooks, against Debian's Open MPI: a PMPI library, hardened,
@@ -97,8 +103,8 @@ FUZZ_RUNS ?= 20000
 FUZZ_CXX ?= clang++-14
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRC := $(ENGINE_SRC) daemon/sim/trace.cpp daemon/sim/replay.cpp daemon/common/units.cpp \
-	daemon/proto/wire.cpp daemon/config/config.cpp
+FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
+	common/proto/wire.cpp common/config/config.cpp
 FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
 MAN_PAGES := $(wildcard man/*.[1-8])
@@ -116,7 +122,7 @@ $(BUILD)/%.o: %.cpp
 
 $(BUILD)/pic/%.o: %.cpp
 	@mkdir -p $(@D)
-	$(CXX) $(CPPFLAGS) -Idaemon $(CXXFLAGS_ALL) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS_ALL) -fPIC -fvisibility=hidden -c $< -o $@
 
 # See the file's head: no sanitizers, always sibling calls.
 $(BUILD)/pic/mpi-hooks/agent/dlsym_hook.o: CXXFLAGS_ALL := -std=c++20 -O2 -g $(WARN) -Wshadow \
@@ -192,11 +198,19 @@ $(ENGINE_LIB): $(ENGINE_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+$(COMMON_LIB): $(COMMON_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
 $(DAEMON_LIB): $(DAEMON_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(SIM_BIN): $(BUILD)/daemon/sim/main.o $(LIBS)
+$(SIM_LIB): $(SIM_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(SIM_BIN): $(BUILD)/sim/main.o $(LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(LDFLAGS_ALL) $^ -o $@ $(SYSLIBS)
 
@@ -292,7 +306,7 @@ $(BUILD)/fuzz/%.o: %.c
 
 $(BUILD)/fuzz/%.o: %.cpp
 	@mkdir -p $(@D)
-	$(FUZZ_CXX) -MMD -MP -Iinclude -Ikmod/engine -Idaemon -std=c++20 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
+	$(FUZZ_CXX) -MMD -MP -Iinclude -Ikmod/engine -I. -std=c++20 $(FUZZ_FLAGS) -Wall -Wextra -Werror -c $< -o $@
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzz/%.o,$(patsubst %.cpp,$(BUILD)/fuzz/%.o,$(FUZZ_SRC)))
 	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread

@@ -19,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/atomic_file.hpp"
-#include "proto/client.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/proto/client.hpp"
 
 namespace {
 

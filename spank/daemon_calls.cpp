@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "proto/client.hpp"
+#include "common/proto/client.hpp"
 
 namespace gos::spank {
 

@@ -15,9 +15,9 @@ extern "C" {
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.hpp"
-#include "config/config.hpp"
-#include "gpud/report_text.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/config/config.hpp"
+#include "common/report/report_text.hpp"
 #include "spank/daemon_calls.hpp"
 
 namespace gos::spank {

@@ -27,7 +27,7 @@ SPANK_PLUGIN(gpuoversub, 1)
 }
 #pragma GCC visibility pop
 
-#include "config/config.hpp"
+#include "common/config/config.hpp"
 #include "spank/daemon_calls.hpp"
 #include "spank/epilog.hpp"
 #include "spank/plugstack_args.hpp"

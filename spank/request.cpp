@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::spank {
 

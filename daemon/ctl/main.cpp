@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/units.hpp"
-#include "proto/client.hpp"
+#include "common/util/units.hpp"
+#include "common/proto/client.hpp"
 #include "sim/cli.hpp"
 
 using nlohmann::json;

@@ -1,4 +1,4 @@
-#include "gpud/daemon.hpp"
+#include "daemon/gpud/daemon.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
-#include "common/log.hpp"
-#include "common/units.hpp"
-#include "gpud/report.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/util/log.hpp"
+#include "common/util/units.hpp"
+#include "daemon/gpud/report.hpp"
 
 namespace gos::gpud {
 namespace {

@@ -13,12 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
-#include "gpud/engine_backend.hpp"
-#include "gpud/gpus.hpp"
-#include "gpud/identity.hpp"
-#include "gpud/jobs.hpp"
-#include "proto/wire.hpp"
+#include "common/config/config.hpp"
+#include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "common/proto/wire.hpp"
 
 namespace gos::gpud {
 

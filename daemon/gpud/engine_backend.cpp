@@ -1,4 +1,4 @@
-#include "gpud/engine_backend.hpp"
+#include "daemon/gpud/engine_backend.hpp"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 #include <stdexcept>
 
-#include "common/log.hpp"
+#include "common/util/log.hpp"
 
 namespace gos::gpud {
 namespace {

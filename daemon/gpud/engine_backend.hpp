@@ -12,7 +12,7 @@
 
 #include <sys/types.h>
 
-#include "config/config.hpp"
+#include "common/config/config.hpp"
 #include "gos_engine.h"
 
 namespace gos::gpud {

@@ -1,4 +1,4 @@
-#include "gpud/gpus.hpp"
+#include "daemon/gpud/gpus.hpp"
 
 #include <dlfcn.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <stdexcept>
 
-#include "gpud/locality.hpp"
+#include "daemon/gpud/locality.hpp"
 
 namespace gos::gpud {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "common/config/config.hpp"
 
 namespace gos::gpud {
 

@@ -1,4 +1,4 @@
-#include "gpud/identity.hpp"
+#include "daemon/gpud/identity.hpp"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

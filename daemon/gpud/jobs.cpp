@@ -1,4 +1,4 @@
-#include "gpud/jobs.hpp"
+#include "daemon/gpud/jobs.hpp"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "common/atomic_file.hpp"
+#include "common/util/atomic_file.hpp"
 
 namespace gos::gpud {
 

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/config.hpp"
-#include "gpud/activity.hpp"
+#include "common/config/config.hpp"
+#include "daemon/gpud/activity.hpp"
 #include "gos_engine.h"
 
 namespace gos::gpud {

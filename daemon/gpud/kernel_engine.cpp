@@ -13,8 +13,8 @@
 
 #include <gpuoversub/abi.h>
 
-#include "common/log.hpp"
-#include "gpud/engine_backend.hpp"
+#include "common/util/log.hpp"
+#include "daemon/gpud/engine_backend.hpp"
 
 namespace gos::gpud {
 namespace {

@@ -1,4 +1,4 @@
-#include "gpud/locality.hpp"
+#include "daemon/gpud/locality.hpp"
 
 #include <hwloc.h>
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "common/atomic_file.hpp"
-#include "common/log.hpp"
-#include "gpud/server.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/util/log.hpp"
+#include "daemon/gpud/server.hpp"
 
 using namespace gos;
 

@@ -1,11 +1,11 @@
-#include "gpud/report.hpp"
+#include "daemon/gpud/report.hpp"
 
 #include <cstdio>
 #include <ctime>
 #include <sstream>
 
-#include "common/atomic_file.hpp"
-#include "common/units.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::gpud {
 namespace {

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpud/gpus.hpp"
-#include "gpud/jobs.hpp"
-#include "gpud/report_text.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "common/report/report_text.hpp"
 
 namespace gos::gpud {
 

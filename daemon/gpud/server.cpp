@@ -1,4 +1,4 @@
-#include "gpud/server.hpp"
+#include "daemon/gpud/server.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,8 +6,8 @@
 #include <array>
 #include <deque>
 
-#include "common/atomic_file.hpp"
-#include "common/log.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/util/log.hpp"
 
 namespace gos::gpud {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "config/config.hpp"
-#include "gpud/daemon.hpp"
+#include "common/config/config.hpp"
+#include "daemon/gpud/daemon.hpp"
 
 namespace gos::gpud {
 

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "engine_client.hpp"
-#include "proto/wire.hpp"
+#include "common/proto/wire.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::agent {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "config/config.hpp"
+#include "common/config/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {

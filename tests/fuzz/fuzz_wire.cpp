@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "proto/wire.hpp"
+#include "common/proto/wire.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size)
 {

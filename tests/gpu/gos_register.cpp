@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "proto/client.hpp"
+#include "common/proto/client.hpp"
 
 int main(int argc, char **argv)
 {

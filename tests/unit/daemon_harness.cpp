@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "proto/client.hpp"
+#include "common/proto/client.hpp"
 
 namespace gos_test {
 

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "daemon_harness.hpp"
-#include "proto/client.hpp"
+#include "common/proto/client.hpp"
 
 using namespace gos_test;
 using nlohmann::json;

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <map>
 
-#include "gpud/daemon.hpp"
-#include "proto/wire.hpp"
+#include "daemon/gpud/daemon.hpp"
+#include "common/proto/wire.hpp"
 
 namespace gpud = gos::gpud;
 namespace proto = gos::proto;

@@ -8,12 +8,12 @@
 
 #include <fstream>
 
-#include "config/config.hpp"
-#include "gpud/identity.hpp"
-#include "gpud/jobs.hpp"
-#include "gpud/locality.hpp"
-#include "gpud/report.hpp"
-#include "proto/wire.hpp"
+#include "common/config/config.hpp"
+#include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/locality.hpp"
+#include "daemon/gpud/report.hpp"
+#include "common/proto/wire.hpp"
 
 using namespace gos;
 

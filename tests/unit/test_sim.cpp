@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 #include "sim/replay.hpp"
 #include "sim/trace.hpp"
 

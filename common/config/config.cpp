@@ -1,4 +1,4 @@
-#include "config/config.hpp"
+#include "common/config/config.hpp"
 
 #include <yaml.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::config {
 namespace {

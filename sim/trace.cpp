@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 #include "gos_engine.h"
 
 namespace gos::sim {

@@ -1,9 +1,9 @@
-#include "gpud/report_text.hpp"
+#include "common/report/report_text.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::gpud {
 

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "proto/wire.hpp"
+#include "common/proto/wire.hpp"
 
 namespace gos::proto {
 

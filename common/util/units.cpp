@@ -1,4 +1,4 @@
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 #include <cctype>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "proto/wire.hpp"
+#include "common/proto/wire.hpp"
 
 #include <algorithm>
 

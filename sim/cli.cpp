@@ -10,7 +10,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 #include "sim/cli.hpp"
 #include "sim/report.hpp"
 

@@ -1,4 +1,4 @@
-#include "proto/client.hpp"
+#include "common/proto/client.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "common/units.hpp"
+#include "common/util/units.hpp"
 
 namespace gos::sim {
 namespace {
