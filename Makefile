@@ -277,8 +277,8 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/slurm
 	install -m 0755 $(SPANK_LIB) $(DESTDIR)$(PREFIX)/lib/slurm/
 	install -m 0644 config/plugstack.conf $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
-	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/gpuoversub.h include/gpuoversub/gpuoversub_mpi.h \
-		$(DESTDIR)$(PREFIX)/include/gpuoversub/
+	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/tenant_stats.def include/gpuoversub/gpuoversub.h \
+		include/gpuoversub/gpuoversub_mpi.h $(DESTDIR)$(PREFIX)/include/gpuoversub/
 	install -m 0644 kmod/engine/gos_engine.h kmod/engine/gos_types.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/engine/
 	install -m 0644 examples/traces/*.csv $(DESTDIR)$(PREFIX)/share/gpuoversub/traces/
@@ -293,7 +293,8 @@ install: all
 	install -m 0644 kmod/Kbuild kmod/*.c kmod/*.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/
 	install -m 0644 kmod/engine/*.c kmod/engine/*.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/
 	install -m 0644 kmod/engine/kernel/*.c $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/kmod/engine/kernel/
-	install -m 0644 include/gpuoversub/abi.h $(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub/
+	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/tenant_stats.def \
+		$(DESTDIR)/usr/src/gpuoversub-$(VERSION)/include/gpuoversub/
 	for page in $(MAN_PAGES); do \
 		sec=$${page##*.}; \
 		install -d $(DESTDIR)$(PREFIX)/share/man/man$$sec; \

@@ -9,25 +9,9 @@
 
 static int tenant_stats(struct gos_ioc_tenant_stats *out)
 {
-	struct gos_tenant_stats st;
-	int err = gos_tenant_get_stats(gos_eng, out->tenant, &st);
-
-	if (err)
-		return err;
-	*out = (struct gos_ioc_tenant_stats) {
-		.tenant = out->tenant, .gpu = st.gpu, .weight = st.weight,
-		.throttled = st.throttled, .buffers = st.buffers, .limit = st.limit,
-		.min_bytes = st.min_bytes,
-		.demand = st.demand, .resident = st.resident, .host = st.host,
-		.unevictable = st.unevictable, .entitlement = st.entitlement,
-		.peak_resident = st.peak_resident, .peak_host = st.peak_host,
-		.bytes_evicted = st.bytes_evicted, .evictions = st.evictions,
-		.bytes_returned = st.bytes_returned, .returns = st.returns,
-		.bytes_host_placed = st.bytes_host_placed, .allocs = st.allocs,
-		.slow_allocs = st.slow_allocs, .failed_orders = st.failed_orders,
-		.oversub_ns = st.oversub_ns, .throttle_events = st.throttle_events,
-	};
-	return 0;
+	if (out->pad)
+		return -EINVAL;
+	return gos_tenant_get_stats(gos_eng, out->tenant, &out->stats);
 }
 
 static int gpu_stats(struct gos_ioc_gpu_stats *out)

@@ -105,7 +105,6 @@ static bool next_message(struct gos_file *f)
 static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t *off)
 {
 	struct gos_file *f = file->private_data;
-	struct gos_tenant_stats ts;
 	size_t done = 0;
 	int err = 0;
 
@@ -114,7 +113,8 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 	if (mutex_lock_interruptible(&f->lock))
 		return -ERESTARTSYS;
 	while (done + sizeof(struct gos_wire_order) <= len) {
-		struct gos_wire_order o = {};
+		struct gos_wire_order o;
+		u32 gpu;
 		int seen = atomic_read(&kicks);	/* before looking: no wake-up is missed */
 
 		if (!next_message(f)) {
@@ -129,22 +129,10 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 				return -ERESTARTSYS;
 			continue;
 		}
-		o.id = f->pending.id;
-		o.kind = f->pending.kind;
 		/* A tenant no longer bound (its job ended) keeps index 0. */
-		if (gos_gpu_index_of_current(f->pending.tenant, &o.gpu))
-			o.gpu = 0;
-		o.buffer = f->pending.buffer;
-		o.offset = f->pending.offset;
-		o.length = f->pending.length;
-		o.device_bytes = f->pending.device_bytes;
-		o.host_bytes = f->pending.host_bytes;
-		o.entitlement = f->pending.entitlement;
-		o.numa_node = -1;
-		/* ADVICE: how long the job has had bytes in host RAM there. */
-		if (o.kind == GOS_MSG_ADVICE &&
-		    !gos_tenant_get_stats(gos_eng, f->pending.tenant, &ts))
-			o.offset = ts.oversub_ns;
+		if (gos_gpu_index_of_current(f->pending.tenant, &gpu))
+			gpu = 0;
+		gos_order_of_message(&f->pending, gpu, &o);
 		if (copy_to_user(buf + done, &o, sizeof(o))) {
 			err = -EFAULT;
 			break;

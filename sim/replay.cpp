@@ -58,8 +58,8 @@ void merge(TenantResult &into, const gos_tenant_stats &st)
 	into.bytes_evicted += st.bytes_evicted;
 	into.bytes_returned += st.bytes_returned;
 	into.bytes_host_placed += st.bytes_host_placed;
-	into.peak_resident = std::max(into.peak_resident, st.peak_resident);
-	into.peak_host = std::max(into.peak_host, st.peak_host);
+	into.peak_resident = std::max<std::uint64_t>(into.peak_resident, st.peak_resident);
+	into.peak_host = std::max<std::uint64_t>(into.peak_host, st.peak_host);
 	into.oversub_s += static_cast<double>(st.oversub_ns) / 1e9;
 }
 

@@ -796,7 +796,7 @@ void Daemon::flush_orders()
 				if (m.kind == GOS_MSG_ADVICE) {
 					gos_tenant_stats ts{};
 					if (!engine_->tenant_stats(m.tenant, ts))
-						o.offset = ts.oversub_ns;	// how long, for the advice record
+						o.oversub_ns = ts.oversub_ns;	// how long, for the advice record
 					if (job != jobs_.end()) {
 						s->stats.advice++;
 						job->second.advice_events++;

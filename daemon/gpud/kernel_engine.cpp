@@ -111,30 +111,7 @@ public:
 		s.tenant = tenant;
 		if (int err = call(GOS_IOC_TENANT_STATS, &s))
 			return err;
-		out = gos_tenant_stats{};
-		out.gpu = s.gpu;
-		out.weight = s.weight;
-		out.throttled = s.throttled;
-		out.buffers = s.buffers;
-		out.limit = s.limit;
-		out.min_bytes = s.min_bytes;
-		out.demand = s.demand;
-		out.resident = s.resident;
-		out.host = s.host;
-		out.unevictable = s.unevictable;
-		out.entitlement = s.entitlement;
-		out.peak_resident = s.peak_resident;
-		out.peak_host = s.peak_host;
-		out.bytes_evicted = s.bytes_evicted;
-		out.evictions = s.evictions;
-		out.bytes_returned = s.bytes_returned;
-		out.returns = s.returns;
-		out.bytes_host_placed = s.bytes_host_placed;
-		out.allocs = s.allocs;
-		out.slow_allocs = s.slow_allocs;
-		out.failed_orders = s.failed_orders;
-		out.oversub_ns = s.oversub_ns;
-		out.throttle_events = s.throttle_events;
+		out = s.stats;
 		return 0;
 	}
 	int tenant_list(std::vector<std::uint32_t> &out) override

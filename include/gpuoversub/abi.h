@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * gpuoversub wire ABI, version 1: the messages between agents, the SPANK
+ * gpuoversub wire ABI, version 2: the messages between agents, the SPANK
  * plugin, gpuoversubctl and the node daemon, framed on a Unix stream socket.
  * The kernel module's ioctls will carry the same payload structs.
  *
@@ -17,7 +17,7 @@
 #include <linux/types.h>
 
 #define GOS_WIRE_MAGIC 0x31534f47u	/* "GOS1" */
-#define GOS_WIRE_VERSION 1
+#define GOS_WIRE_VERSION 2
 #define GOS_WIRE_MAX_PAYLOAD (1u << 20)	/* JSON replies included */
 #define GOS_NAME_LEN 64
 
@@ -235,9 +235,11 @@ struct gos_req_rank_report {
 };
 
 /*
- * Order kinds match the engine's message kinds. An ADVICE order carries the
- * tenant's device_bytes, host_bytes and entitlement, and in offset the
- * nanoseconds the job has had bytes in host RAM on that GPU.
+ * Order kinds match the engine's message kinds (kmod/engine/wire.c converts
+ * one into the other). EVICT and RETURN name a byte range of a buffer;
+ * SETTLED says in device_bytes and host_bytes where a buffer's waiting
+ * bytes went; ADVICE carries the tenant's device_bytes, host_bytes,
+ * entitlement and oversub_ns.
  */
 enum gos_order_kind {
 	GOS_ORDER_EVICT = 1,
@@ -251,11 +253,12 @@ struct gos_wire_order {
 	__u32 kind;
 	__u32 gpu;			/* index among the job's GPUs */
 	__u64 buffer;
-	__u64 offset;
+	__u64 offset;			/* EVICT, RETURN: the range in the buffer */
 	__u64 length;
 	__u64 device_bytes;
 	__u64 host_bytes;
 	__u64 entitlement;
+	__u64 oversub_ns;		/* ADVICE: how long the job has had bytes in host RAM there */
 	__s32 numa_node;		/* EVICT: host node to place data on */
 	__u32 pad;
 };
@@ -267,7 +270,7 @@ struct gos_wire_order {
  * says when one is waiting. Closing the file, kill -9 included, releases
  * the process's buffers.
  */
-#define GOS_KABI_VERSION 1
+#define GOS_KABI_VERSION 2
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {
@@ -317,32 +320,20 @@ struct gos_ioc_tenant_ref {
 	__u32 pad;
 };
 
+/*
+ * A tenant's statistics, for reports: the engine's own record (it fills this
+ * struct), so the module and the daemon copy it whole. The fields, their
+ * kinds and meanings are listed in tenant_stats.def.
+ */
+struct gos_tenant_stats {
+#define GOS_TENANT_STAT(type, name, kind, help) __##type name;
+#include "tenant_stats.def"
+};
+
 struct gos_ioc_tenant_stats {
 	__u32 tenant;			/* in */
-	__u32 gpu;
-	__u32 weight;
-	__u32 throttled;
-	__u32 buffers;
-	__u32 pad;
-	__u64 limit;
-	__u64 min_bytes;
-	__u64 demand;
-	__u64 resident;
-	__u64 host;
-	__u64 unevictable;
-	__u64 entitlement;
-	__u64 peak_resident;
-	__u64 peak_host;
-	__u64 bytes_evicted;
-	__u64 evictions;
-	__u64 bytes_returned;
-	__u64 returns;
-	__u64 bytes_host_placed;
-	__u64 allocs;
-	__u64 slow_allocs;
-	__u64 failed_orders;
-	__u64 oversub_ns;
-	__u64 throttle_events;
+	__u32 pad;			/* in: 0 */
+	struct gos_tenant_stats stats;	/* out */
 };
 
 struct gos_ioc_gpu_stats {

@@ -100,6 +100,14 @@ void gos_tenant_note_host(struct gos_engine *eng, struct gos_tenant *t)
 		t->st.oversub_ns += gos_now(eng) - t->st.oversub_since;
 }
 
+/* The tenant's oversubscribed time so far, the open stretch included. */
+u64 gos_tenant_oversub_ns(struct gos_engine *eng, const struct gos_tenant *t)
+{
+	if (!t->st.oversub_open)
+		return t->st.oversub_ns;
+	return t->st.oversub_ns + gos_now(eng) - t->st.oversub_since;
+}
+
 void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)
 {
 	struct gos_tenant *t = c->buf->tenant;

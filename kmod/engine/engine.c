@@ -427,9 +427,6 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 	gos_os_lock(eng->lock);
 	t = gos_idmap_get(&eng->tenants, tenant);
 	if (t) {
-		u64 open = t->st.oversub_open ?
-			   gos_now(eng) - t->st.oversub_since : 0;
-
 		gos_entitle(eng, t->gpu);
 		*out = (struct gos_tenant_stats){
 			.gpu = t->gpu->id,
@@ -451,7 +448,7 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 			.allocs = t->st.allocs,
 			.slow_allocs = t->st.slow_allocs,
 			.failed_orders = t->st.failed_orders,
-			.oversub_ns = t->st.oversub_ns + open,
+			.oversub_ns = gos_tenant_oversub_ns(eng, t),
 			.throttle_events = t->st.throttle_events,
 			.throttled = t->throttled,
 			.buffers = t->buffers,

@@ -14,6 +14,8 @@
 #define GOS_ENGINE_H
 
 #include "gos_types.h"
+/* struct gos_tenant_stats, and the orders clients read (gos_wire_order). */
+#include <gpuoversub/abi.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,33 +98,8 @@ struct gos_message {
 	u64 length;
 	u64 device_bytes;	/* SETTLED: the waited bytes' split; ADVICE: tenant's */
 	u64 host_bytes;
-	u64 entitlement;	/* ADVICE only */
-};
-
-struct gos_tenant_stats {
-	u32 gpu;
-	u32 weight;
-	u64 limit;
-	u64 min_bytes;
-	u64 demand;		/* bytes allocated, on device or host */
-	u64 resident;		/* bytes occupying the GPU */
-	u64 host;		/* bytes in host RAM */
-	u64 unevictable;
-	u64 entitlement;
-	u64 peak_resident;
-	u64 peak_host;
-	u64 bytes_evicted;
-	u64 evictions;		/* chunks evicted */
-	u64 bytes_returned;
-	u64 returns;		/* chunks returned */
-	u64 bytes_host_placed;	/* new chunks placed straight on the host */
-	u64 allocs;
-	u64 slow_allocs;	/* allocations that ran the reducer */
-	u64 failed_orders;	/* failed or timed out */
-	u64 oversub_ns;		/* time with bytes in host RAM */
-	u64 throttle_events;
-	u32 throttled;
-	u32 buffers;
+	u64 entitlement;	/* ADVICE: the tenant's fair share */
+	u64 oversub_ns;		/* ADVICE: the tenant's time with bytes in host RAM */
 };
 
 struct gos_gpu_stats {
@@ -188,6 +165,13 @@ int gos_buffer_placement(struct gos_engine *eng, u32 client, u64 buffer,
  */
 int gos_read_messages(struct gos_engine *eng, u32 client,
 		      struct gos_message *out, u32 max);
+/*
+ * The order a client reads for m, written once for the module and the
+ * daemon. gpu: the index of m's tenant among the GPUs of the reader's job.
+ * numa_node is -1: the caller may know the host's topology.
+ */
+void gos_order_of_message(const struct gos_message *m, u32 gpu,
+			  struct gos_wire_order *o);
 int gos_order_ack(struct gos_engine *eng, u32 client, u64 order);
 int gos_order_fail(struct gos_engine *eng, u32 client, u64 order);
 

@@ -196,6 +196,7 @@ void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state);
 void gos_chunk_set_pin(struct gos_engine *eng, struct gos_chunk *c, u8 pin);
 void gos_chunk_set_prio(struct gos_engine *eng, struct gos_chunk *c, u8 prio);
 void gos_tenant_note_host(struct gos_engine *eng, struct gos_tenant *t);
+u64 gos_tenant_oversub_ns(struct gos_engine *eng, const struct gos_tenant *t);
 
 /* entitle.c */
 void gos_entitle(struct gos_engine *eng, struct gos_gpu *gpu);

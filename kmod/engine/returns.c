@@ -23,6 +23,7 @@ static void advise(struct gos_engine *eng, struct gos_tenant *t)
 	m.device_bytes = t->resident;
 	m.host_bytes = t->host;
 	m.entitlement = t->entitlement;
+	m.oversub_ns = gos_tenant_oversub_ns(eng, t);
 	/* One notice per client of the tenant. */
 	for (pos = t->buffer_list.next; pos != &t->buffer_list;
 	     pos = pos->next) {

@@ -57,7 +57,7 @@ void Agent::advise(const gos_wire_order &o)
 	a.device_bytes = o.device_bytes;
 	a.host_bytes = o.host_bytes;
 	a.entitlement = o.entitlement;
-	a.oversubscribed_ns = o.offset;
+	a.oversubscribed_ns = o.oversub_ns;
 	a.pinned_bytes = pin_for(o);
 	{
 		std::lock_guard g(rank_mu_);

@@ -349,6 +349,9 @@ TEST(bad_arguments_for_every_ioctl)
 	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	struct gos_ioc_tenant_stats ts = { .tenant = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_STATS, &ts));
 	uint32_t t0, t1;
 	struct gos_ioc_tenant_list tl = { .count = 4, .pad = 1 };
 
@@ -409,12 +412,13 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
-	EXPECT_EQ(5u, ts.gpu);
-	EXPECT_EQ(32 * MiB, ts.limit);
-	EXPECT_EQ(4 * MiB, ts.min_bytes);
-	EXPECT_EQ(8 * MiB, ts.demand);
-	EXPECT_EQ(8 * MiB, ts.resident);
-	EXPECT_EQ(1u, ts.buffers);
+	EXPECT_EQ(5u, ts.stats.gpu);
+	EXPECT_EQ(3u, ts.stats.weight);
+	EXPECT_EQ(32 * MiB, ts.stats.limit);
+	EXPECT_EQ(4 * MiB, ts.stats.min_bytes);
+	EXPECT_EQ(8 * MiB, ts.stats.demand);
+	EXPECT_EQ(8 * MiB, ts.stats.resident);
+	EXPECT_EQ(1u, ts.stats.buffers);
 	uint8_t states[4] = { 9, 9, 9, 9 };
 	struct gos_ioc_placement pl = { .buffer = al.buffer, .first = 0, .count = 4,
 					.states = (uint64_t)(uintptr_t)states };
@@ -483,10 +487,10 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s0));
 	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s1));
-	EXPECT_EQ(8u, s0.gpu);
-	EXPECT_EQ(2 * MiB, s0.demand);
-	EXPECT_EQ(9u, s1.gpu);
-	EXPECT_EQ(48 * MiB, s1.demand);
+	EXPECT_EQ(8u, s0.stats.gpu);
+	EXPECT_EQ(2 * MiB, s0.stats.demand);
+	EXPECT_EQ(9u, s1.stats.gpu);
+	EXPECT_EQ(48 * MiB, s1.stats.demand);
 	/* Squeezed on node GPU 9, the job hears of its GPU 1. */
 	struct agent other = spawn(fd, b1, 48);
 	struct gos_ioc_alloc placed;

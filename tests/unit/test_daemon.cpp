@@ -257,13 +257,13 @@ BOOST_AUTO_TEST_CASE(malformed_frames_cut_off_the_sender_only)
 	DaemonUnderTest d("");
 	for (int variant = 0; variant < 4; variant++) {
 		gos::proto::Client c(d.socket);
-		gos_wire_hdr h{GOS_WIRE_MAGIC, 1, GOS_REQ_ALLOC, 1, 3};
+		gos_wire_hdr h{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_REQ_ALLOC, 1, 3};
 		if (variant == 1)
 			h.magic = 0x12345678;
 		if (variant == 2)
-			h = {GOS_WIRE_MAGIC, 1, GOS_WIRE_REPLY, 1, sizeof(gos_reply)};
+			h = {GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_WIRE_REPLY, 1, sizeof(gos_reply)};
 		if (variant == 3)
-			h = {GOS_WIRE_MAGIC, 1, GOS_REQ_STATUS, 1, 0xffffffff};
+			h = {GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_REQ_STATUS, 1, 0xffffffff};
 		// The daemon may hang up after the header: no SIGPIPE for the test.
 		if (::send(c.fd(), &h, sizeof h, MSG_NOSIGNAL) != sizeof h)
 			BOOST_FAIL("send");
@@ -316,7 +316,7 @@ BOOST_AUTO_TEST_CASE(bad_rank_messages_are_refused)
 	BOOST_TEST(d.ask(GOS_REQ_REPORT, &(const gos_req_job &)gos_req_job{5}, sizeof(gos_req_job))["mpi_ranks"][0]["node"] ==
 		   "node1");
 	// Half a record is not a frame this daemon reads: the sender is cut off.
-	gos_wire_hdr h{GOS_WIRE_MAGIC, 1, GOS_REQ_RANK_REPORT, 9, sizeof(gos_req_rank_report) + 10};
+	gos_wire_hdr h{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_REQ_RANK_REPORT, 9, sizeof(gos_req_rank_report) + 10};
 	char junk[sizeof(gos_req_rank_report) + 10] = {};
 	BOOST_REQUIRE(::send(c.fd(), &h, sizeof h, MSG_NOSIGNAL) == sizeof h);
 	(void)::send(c.fd(), junk, sizeof junk, MSG_NOSIGNAL);

@@ -122,9 +122,9 @@ BOOST_AUTO_TEST_CASE(decoder_takes_frames_in_pieces_and_rejects_bad_ones)
 	};
 	BOOST_TEST(bad({0xdeadbeef, 1, GOS_REQ_STATUS, 1, 0}).find("bad magic") == 0u);
 	BOOST_TEST(bad({GOS_WIRE_MAGIC, 9, GOS_REQ_STATUS, 1, 0}).find("protocol version 9") == 0u);
-	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, 77, 1, 0}).find("unknown message type 77") == 0u);
-	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, GOS_REQ_ALLOC, 1, 3}).find("message type 2 with 3 payload bytes") == 0u);
-	BOOST_TEST(bad({GOS_WIRE_MAGIC, 1, GOS_WIRE_REPLY, 1, 1u << 30}).find("exceeds the limit") != std::string::npos);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, GOS_WIRE_VERSION, 77, 1, 0}).find("unknown message type 77") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_REQ_ALLOC, 1, 3}).find("message type 2 with 3 payload bytes") == 0u);
+	BOOST_TEST(bad({GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_WIRE_REPLY, 1, 1u << 30}).find("exceeds the limit") != std::string::npos);
 
 	proto::Bytes rep = proto::encode_reply(3, -22, "no", "xy", 2);
 	proto::Decoder dr;

@@ -1,0 +1,114 @@
+// The engine's records in the kernel ABI's form: struct gos_tenant_stats,
+// generated from tenant_stats.def, is laid out without holes, so the engine
+// can fill it for the ioctl; messages become orders (kmod/engine/wire.c)
+// with the advice duration in its own field.
+#define BOOST_TEST_MODULE engine_abi
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
+#include "engine_harness.hpp"
+
+using namespace gos_test;
+
+namespace {
+
+// Every field of tenant_stats.def is in the struct, in the list's order, of
+// the list's width, with no hole before, between or after; the ioctl's
+// struct holds it after its own two words.
+constexpr bool layout_follows_the_def()
+{
+	std::size_t at = 0;
+#define GOS_TENANT_STAT(type, name, kind, help)                                                  \
+	if (offsetof(gos_tenant_stats, name) != at || sizeof(gos_tenant_stats::name) != sizeof(type)) \
+		return false;                                                                     \
+	at += sizeof(type);
+#include <gpuoversub/tenant_stats.def>
+	return at == sizeof(gos_tenant_stats);
+}
+static_assert(layout_follows_the_def(), "gos_tenant_stats does not follow tenant_stats.def, or has a hole");
+static_assert(offsetof(gos_ioc_tenant_stats, stats) == 2 * sizeof(std::uint32_t) &&
+		      sizeof(gos_ioc_tenant_stats) == offsetof(gos_ioc_tenant_stats, stats) + sizeof(gos_tenant_stats),
+	      "gos_ioc_tenant_stats has a hole");
+// A record read() returns is this long.
+static_assert(sizeof(gos_wire_order) == 80 && offsetof(gos_wire_order, numa_node) == 72,
+	      "gos_wire_order changed layout");
+
+// The daemon derives counters, metrics and reports from the kinds and help.
+constexpr bool kinds_and_help_are_known()
+{
+	constexpr std::string_view kinds[] = {"identity", "setting", "gauge", "peak", "counter"};
+	bool ok = true;
+#define GOS_TENANT_STAT(type, name, kind, help) \
+	ok = ok && !std::string_view(help).empty() && std::ranges::find(kinds, std::string_view(#kind)) != std::end(kinds);
+#include <gpuoversub/tenant_stats.def>
+	return ok;
+}
+static_assert(kinds_and_help_are_known(), "tenant_stats.def: a kind outside identity, setting, gauge, peak, counter");
+
+} // namespace
+
+// An order's fields are the message's; the GPU is the reader's index.
+BOOST_AUTO_TEST_CASE(a_message_becomes_the_order_an_agent_reads)
+{
+	gos_message m{};
+	m.id = 11;
+	m.kind = GOS_MSG_EVICT;
+	m.tenant = 5;
+	m.buffer = 12;
+	m.offset = 13 * MiB;
+	m.length = 14 * MiB;
+	m.device_bytes = 15;
+	m.host_bytes = 16;
+	m.entitlement = 17;
+	m.oversub_ns = 18;
+	gos_wire_order o;
+	std::memset(&o, 0xff, sizeof o);
+	gos_order_of_message(&m, 3, &o);
+	BOOST_TEST(o.id == 11u);
+	BOOST_TEST(o.kind == static_cast<std::uint32_t>(GOS_ORDER_EVICT));
+	BOOST_TEST(o.gpu == 3u);
+	BOOST_TEST(o.buffer == 12u);
+	BOOST_TEST(o.offset == 13 * MiB);
+	BOOST_TEST(o.length == 14 * MiB);
+	BOOST_TEST(o.device_bytes == 15u);
+	BOOST_TEST(o.host_bytes == 16u);
+	BOOST_TEST(o.entitlement == 17u);
+	BOOST_TEST(o.oversub_ns == 18u);
+	BOOST_TEST(o.numa_node == -1);
+	BOOST_TEST(o.pad == 0u);
+}
+
+// The engine's advice says how long the tenant has had bytes in host RAM;
+// the order carries that in oversub_ns and leaves offset, a range's, alone.
+BOOST_AUTO_TEST_CASE(the_advice_duration_arrives_in_its_own_field)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.throttle_persist_ns = 2000ULL * 1000000ULL;
+	Harness h(cfg);
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 512 * MiB);
+	h.alloc(ca, a, 1 * GiB);
+	h.settle();
+	h.advance_ms(2100);
+	gos_tick(h.eng());
+	std::vector<gos_message> advice;
+	for (const gos_message &m : h.pump())
+		if (m.kind == GOS_MSG_ADVICE)
+			advice.push_back(m);
+	BOOST_REQUIRE_EQUAL(advice.size(), 1u);
+	BOOST_TEST(advice[0].oversub_ns >= 2100ULL * 1000000ULL);
+	BOOST_TEST(advice[0].oversub_ns == h.stats(a).oversub_ns);
+
+	gos_wire_order o;
+	gos_order_of_message(&advice[0], 0, &o);
+	BOOST_TEST(o.kind == static_cast<std::uint32_t>(GOS_ORDER_ADVICE));
+	BOOST_TEST(o.oversub_ns == advice[0].oversub_ns);
+	BOOST_TEST(o.offset == 0u);
+	BOOST_TEST(o.entitlement == 512 * MiB);
+}
