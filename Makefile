@@ -59,7 +59,7 @@ BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
 # The agent, preloaded into jobs: position-independent, its own libstdc++,
 # and nothing exported beyond the hook table and the public API.
-AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) common/proto/wire.cpp common/util/units.cpp
+AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) common/proto/wire.cpp common/util/units.cpp common/kdev/device.cpp
 AGENT_OBJ := $(AGENT_SRC:%.cpp=$(BUILD)/pic/%.o)
 AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
 AGENT_MAP := $(BUILD)/mpi-hooks/agent.map

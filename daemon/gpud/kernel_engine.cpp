@@ -2,17 +2,11 @@
 // daemon's CAP_SYS_ADMIN ioctls: GPUs, tenants, policies, bindings and
 // statistics. The engine's clients are the agents' own files, so the
 // daemon's client calls are refused (EngineWithoutClients).
-#include <fcntl.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 
-#include <gpuoversub/abi.h>
-
+#include "common/kdev/device.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 
@@ -21,37 +15,16 @@ namespace {
 
 class KernelEngine final : public EngineWithoutClients {
 public:
-	explicit KernelEngine(const std::string &device)
-	{
-		fd_ = ::open(device.c_str(), O_RDWR | O_CLOEXEC);
-		if (fd_ < 0)
-			throw std::runtime_error(device + ": " + std::strerror(errno) +
-						 (errno == ENOENT ? " (is gpuoversub.ko loaded?)" : ""));
-		gos_ioc_version v{};
-		if (call(GOS_IOC_VERSION, &v) != 0) {
-			::close(fd_);
-			throw std::runtime_error(device + " does not answer the version ioctl: not gpuoversub.ko's device");
-		}
-		if (v.abi != GOS_KABI_VERSION) {
-			::close(fd_);
-			throw std::runtime_error(device + " speaks kernel ABI " + std::to_string(v.abi) + ", this daemon " +
-						 std::to_string(GOS_KABI_VERSION) + ": install matching versions");
-		}
-		chunk_size_ = v.chunk_size;
-		instance_ = v.instance;
-	}
-	~KernelEngine() override { ::close(fd_); }
-	KernelEngine(const KernelEngine &) = delete;
-	KernelEngine &operator=(const KernelEngine &) = delete;
+	explicit KernelEngine(const std::string &device) : dev_(device) {}
 
 	std::string name() const override { return "kernel"; }
-	std::uint64_t chunk_size() const override { return chunk_size_; }
-	std::uint64_t instance() const override { return instance_; }
+	std::uint64_t chunk_size() const override { return dev_.chunk_size(); }
+	std::uint64_t instance() const override { return dev_.instance(); }
 
 	int gpu_add(std::uint32_t gpu, std::uint64_t physical, std::uint64_t reserve) override
 	{
 		gos_ioc_gpu g{gpu, 0, physical, reserve};
-		int err = call(GOS_IOC_GPU_ADD, &g);
+		int err = dev_.call(GOS_IOC_GPU_ADD, &g);
 		if (err != -EEXIST)
 			return err;
 		// Added before a daemon restart: the module keeps its figures.
@@ -67,13 +40,13 @@ public:
 	int gpu_set_external(std::uint32_t gpu, std::uint64_t bytes) override
 	{
 		gos_ioc_gpu_external e{gpu, 0, bytes};
-		return call(GOS_IOC_GPU_EXTERNAL, &e);
+		return dev_.call(GOS_IOC_GPU_EXTERNAL, &e);
 	}
 	int gpu_stats(std::uint32_t gpu, gos_gpu_stats &out) override
 	{
 		gos_ioc_gpu_stats s{};
 		s.gpu = gpu;
-		if (int err = call(GOS_IOC_GPU_STATS, &s))
+		if (int err = dev_.call(GOS_IOC_GPU_STATS, &s))
 			return err;
 		out = gos_gpu_stats{};
 		out.physical = s.physical;
@@ -90,7 +63,7 @@ public:
 	int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) override
 	{
 		gos_ioc_tenant t{gpu, weight, limit, 0, 0};
-		int err = call(GOS_IOC_TENANT_CREATE, &t);
+		int err = dev_.call(GOS_IOC_TENANT_CREATE, &t);
 		if (!err)
 			id = t.tenant;
 		return err;
@@ -98,18 +71,18 @@ public:
 	int tenant_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit, std::uint64_t min) override
 	{
 		gos_ioc_tenant_policy p{tenant, weight, limit, min};
-		return call(GOS_IOC_TENANT_POLICY, &p);
+		return dev_.call(GOS_IOC_TENANT_POLICY, &p);
 	}
 	int tenant_destroy(std::uint32_t tenant) override
 	{
 		gos_ioc_tenant_ref r{tenant, 0};
-		return call(GOS_IOC_TENANT_DESTROY, &r);
+		return dev_.call(GOS_IOC_TENANT_DESTROY, &r);
 	}
 	int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) override
 	{
 		gos_ioc_tenant_stats s{};
 		s.tenant = tenant;
-		if (int err = call(GOS_IOC_TENANT_STATS, &s))
+		if (int err = dev_.call(GOS_IOC_TENANT_STATS, &s))
 			return err;
 		out = s.stats;
 		return 0;
@@ -120,7 +93,7 @@ public:
 		for (std::uint32_t room = 256;; room *= 2) {
 			out.resize(room);
 			gos_ioc_tenant_list l{room, 0, reinterpret_cast<std::uint64_t>(out.data())};
-			if (int err = call(GOS_IOC_TENANT_LIST, &l))
+			if (int err = dev_.call(GOS_IOC_TENANT_LIST, &l))
 				return err;
 			if (l.count <= room || room >= GOS_TENANT_LIST_MAX) {
 				out.resize(std::min(l.count, room));
@@ -138,30 +111,18 @@ public:
 		b.cgroup = cgroup;
 		b.ntenants = static_cast<std::uint32_t>(tenants.size());
 		std::memcpy(b.tenants, tenants.data(), tenants.size() * sizeof tenants[0]);
-		return call(GOS_IOC_BIND, &b);
+		return dev_.call(GOS_IOC_BIND, &b);
 	}
 	int unbind(pid_t pid, std::uint64_t cgroup) override
 	{
 		gos_ioc_bind b{};
 		b.pid = static_cast<std::uint32_t>(pid);
 		b.cgroup = cgroup;
-		return call(GOS_IOC_UNBIND, &b);
+		return dev_.call(GOS_IOC_UNBIND, &b);
 	}
 
 private:
-	int call(unsigned long cmd, void *arg)
-	{
-		for (;;) {
-			if (::ioctl(fd_, cmd, arg) == 0)
-				return 0;
-			if (errno != EINTR)
-				return -errno;
-		}
-	}
-
-	int fd_ = -1;
-	std::uint64_t chunk_size_ = 0;
-	std::uint64_t instance_ = 0;
+	kdev::Device dev_;
 };
 
 } // namespace

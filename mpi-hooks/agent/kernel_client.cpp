@@ -5,19 +5,19 @@
 // stay with gpuoversubd; a daemon restart only costs a reconnect there,
 // since the buffers live in the module, not in the daemon.
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "common/kdev/device.hpp"
 #include "engine_client.hpp"
 
 namespace gos::agent {
@@ -33,9 +33,9 @@ int fail(int err, std::string why)
 
 class KernelClient final : public EngineClient {
 public:
-	KernelClient(int dev, std::unique_ptr<EngineClient> daemon, std::string socket, const gos_req_hello &hello,
-		     OrderHandler order)
-		: dev_(dev), daemon_(std::move(daemon)), socket_(std::move(socket)), hello_(hello),
+	KernelClient(std::unique_ptr<kdev::Device> dev, std::unique_ptr<EngineClient> daemon, std::string socket,
+		     const gos_req_hello &hello, OrderHandler order)
+		: dev_(std::move(dev)), daemon_(std::move(daemon)), socket_(std::move(socket)), hello_(hello),
 		  on_order_(std::move(order))
 	{
 		stop_ = ::eventfd(0, EFD_CLOEXEC);
@@ -50,7 +50,6 @@ public:
 		while (::write(stop_, &one, sizeof one) < 0 && errno == EINTR) {
 		}
 		reader_.join();
-		::close(dev_);
 		::close(stop_);
 	}
 
@@ -128,26 +127,22 @@ public:
 	{
 		daemon_->abandon();
 		// The child's copies of the descriptors; the parent's stay open.
-		::close(dev_);
+		dev_->abandon();
 		::close(stop_);
-		dev_ = stop_ = -1;
+		stop_ = -1;
 	}
 
 private:
 	int ioctl_call(unsigned long cmd, void *arg, const char *what)
 	{
-		for (;;) {
-			if (::ioctl(dev_, cmd, arg) == 0)
-				return 0;
-			if (errno == EINTR)
-				continue;
-			int err = errno;
-			return fail(-err, std::string("/dev/gpuoversub: ") + what + ": " +
-						  (err == EPERM ? "this process is not bound to a job (gpuoversubd binds "
-								  "each task the SPANK plugin registers)"
-							: err == EDQUOT ? "the job's GPU memory limit would be exceeded"
-									: std::strerror(err)));
-		}
+		int err = -dev_->call(cmd, arg);
+		if (!err)
+			return 0;
+		return fail(-err, std::string("/dev/gpuoversub: ") + what + ": " +
+					  (err == EPERM ? "this process is not bound to a job (gpuoversubd binds "
+							  "each task the SPANK plugin registers)"
+						: err == EDQUOT ? "the job's GPU memory limit would be exceeded"
+								: std::strerror(err)));
 	}
 
 	// The host node for a job GPU's evicted data: the module does not know
@@ -201,21 +196,13 @@ private:
 	void read_loop()
 	{
 		gos_wire_order orders[64];
-		for (;;) {
-			pollfd p[2] = {{dev_, POLLIN, 0}, {stop_, POLLIN, 0}};
-			if (::poll(p, 2, -1) < 0) {
-				if (errno == EINTR)
-					continue;
-				return;
-			}
-			if (p[1].revents || (p[0].revents & (POLLERR | POLLNVAL)))
-				return;
-			ssize_t got = ::read(dev_, orders, sizeof orders);
-			if (got < 0 && (errno == EINTR || errno == EAGAIN))
+		while (dev_->wait_orders(stop_) > 0) {
+			int got = dev_->read_orders(orders, std::size(orders));
+			if (got == -EAGAIN)
 				continue;
 			if (got <= 0)
 				return;
-			for (std::size_t i = 0; i < static_cast<std::size_t>(got) / sizeof orders[0]; i++) {
+			for (int i = 0; i < got; i++) {
 				if (orders[i].kind == GOS_ORDER_EVICT)
 					orders[i].numa_node = known_numa(orders[i].gpu);
 				on_order_(orders[i]);
@@ -223,7 +210,7 @@ private:
 		}
 	}
 
-	int dev_;
+	std::unique_ptr<kdev::Device> dev_;
 	int stop_ = -1;
 	std::mutex numa_mu_;
 	struct Numa {
@@ -246,17 +233,17 @@ std::unique_ptr<EngineClient> attach_kernel(std::unique_ptr<EngineClient> daemon
 					    const gos_req_hello &hello, std::uint64_t chunk_size,
 					    EngineClient::OrderHandler order)
 {
-	int dev = ::open("/dev/gpuoversub", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (dev < 0)
-		throw std::runtime_error(std::string("gpuoversubd's engine is gpuoversub.ko, but /dev/gpuoversub: ") +
-					 std::strerror(errno));
-	gos_ioc_version v{};
-	if (::ioctl(dev, GOS_IOC_VERSION, &v) != 0 || v.abi != GOS_KABI_VERSION || v.chunk_size != chunk_size) {
-		::close(dev);
-		throw std::runtime_error("/dev/gpuoversub is not the module gpuoversubd uses (ABI " + std::to_string(v.abi) +
-					 ", chunk " + std::to_string(v.chunk_size) + " bytes)");
+	std::unique_ptr<kdev::Device> dev;
+	try {
+		dev = std::make_unique<kdev::Device>(kdev::default_path, O_NONBLOCK);
+	} catch (const std::exception &e) {
+		throw std::runtime_error(std::string("gpuoversubd's engine is gpuoversub.ko, but ") + e.what());
 	}
-	return std::make_unique<KernelClient>(dev, std::move(daemon), socket, hello, std::move(order));
+	if (dev->chunk_size() != chunk_size)
+		throw std::runtime_error(std::string(kdev::default_path) + " is not the module gpuoversubd uses (chunk " +
+					 std::to_string(dev->chunk_size()) + " bytes, the daemon's " +
+					 std::to_string(chunk_size) + ")");
+	return std::make_unique<KernelClient>(std::move(dev), std::move(daemon), socket, hello, std::move(order));
 }
 
 } // namespace gos::agent
