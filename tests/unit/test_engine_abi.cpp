@@ -1,7 +1,7 @@
 // The engine's records in the kernel ABI's form: struct gos_tenant_stats,
 // generated from tenant_stats.def, is laid out without holes, so the engine
-// can fill it for the ioctl; messages become orders (kmod/engine/wire.c)
-// with the advice duration in its own field.
+// can fill it for the ioctl; messages become orders (kmod/engine/wire.c).
+// The advice duration's own field: test_engine_rules' throttle_after_persist.
 #define BOOST_TEST_MODULE engine_abi
 #include <boost/test/unit_test.hpp>
 
@@ -80,35 +80,4 @@ BOOST_AUTO_TEST_CASE(a_message_becomes_the_order_an_agent_reads)
 	BOOST_TEST(o.oversub_ns == 18u);
 	BOOST_TEST(o.numa_node == -1);
 	BOOST_TEST(o.pad == 0u);
-}
-
-// The engine's advice says how long the tenant has had bytes in host RAM;
-// the order carries that in oversub_ns and leaves offset, a range's, alone.
-BOOST_AUTO_TEST_CASE(the_advice_duration_arrives_in_its_own_field)
-{
-	gos_config cfg = Harness::defaults();
-	cfg.throttle_persist_ns = 2000ULL * 1000000ULL;
-	Harness h(cfg);
-	h.gpu(1 * GiB);
-	auto a = h.tenant(), b = h.tenant();
-	auto ca = h.client(), cb = h.client();
-	h.alloc(cb, b, 512 * MiB);
-	h.alloc(ca, a, 1 * GiB);
-	h.settle();
-	h.advance_ms(2100);
-	gos_tick(h.eng());
-	std::vector<gos_message> advice;
-	for (const gos_message &m : h.pump())
-		if (m.kind == GOS_MSG_ADVICE)
-			advice.push_back(m);
-	BOOST_REQUIRE_EQUAL(advice.size(), 1u);
-	BOOST_TEST(advice[0].oversub_ns >= 2100ULL * 1000000ULL);
-	BOOST_TEST(advice[0].oversub_ns == h.stats(a).oversub_ns);
-
-	gos_wire_order o;
-	gos_order_of_message(&advice[0], 0, &o);
-	BOOST_TEST(o.kind == static_cast<std::uint32_t>(GOS_ORDER_ADVICE));
-	BOOST_TEST(o.oversub_ns == advice[0].oversub_ns);
-	BOOST_TEST(o.offset == 0u);
-	BOOST_TEST(o.entitlement == 512 * MiB);
 }

@@ -210,6 +210,14 @@ BOOST_AUTO_TEST_CASE(throttle_after_persist)
 	BOOST_TEST(h.stats(a).throttle_events == 1u);
 	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_ADVICE), 1u);
 	BOOST_TEST(msgs.back().entitlement == 512 * MiB);
+	// How long A has had bytes in host RAM, in the order's own field.
+	BOOST_TEST(msgs.back().oversub_ns >= 2100ULL * 1000000ULL);
+	BOOST_TEST(msgs.back().oversub_ns == h.stats(a).oversub_ns);
+	gos_wire_order advice;
+	gos_order_of_message(&msgs.back(), 0, &advice);
+	BOOST_TEST(advice.kind == static_cast<std::uint32_t>(GOS_ORDER_ADVICE));
+	BOOST_TEST(advice.oversub_ns == msgs.back().oversub_ns);
+	BOOST_TEST(advice.offset == 0u);
 	// B drops to 256 MiB: A's share becomes 768 MiB, and A returns only to it.
 	auto rb2 = h.alloc(cb, b, 1 * MiB);
 	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cb, rb2.buffer), 0);
