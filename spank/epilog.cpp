@@ -42,7 +42,7 @@ bool comment_wanted(const PlugstackArgs &args)
 	if (args.report_admin_comment)
 		return true;
 	try {
-		return config::load_config(args.config).report_admin_comment;
+		return config::load_config(args.config).policy.report_admin_comment;
 	} catch (const std::exception &) {
 		return false;
 	}
@@ -95,10 +95,10 @@ void report_job_end(const PlugstackArgs &args)
 			slurm_info("[gpuoversub] %s", line.c_str());
 		try {
 			auto cfg = config::load_config(args.config);
-			std::string path = cfg.report_dir + "/job-" + std::string(id) + ".json";
+			std::string path = cfg.policy.report_dir + "/job-" + std::string(id) + ".json";
 			struct stat st;
 			if (stat(path.c_str(), &st) != 0) {	// the daemon writes it; this covers a report it could not
-				make_dirs(cfg.report_dir);
+				make_dirs(cfg.policy.report_dir);
 				write_file_atomically(path, report.dump(2) + "\n", 0640);
 			}
 		} catch (const std::exception &e) {

@@ -109,8 +109,8 @@ bool resolve(spank_t sp)
 		try {
 			auto cfg = gos::config::load_config(state.args.config);
 			std::string message;
-			auto capped = apply_ceiling(r, cfg.max_oversub, cfg.over_ceiling == gos::config::Ceiling::refuse,
-						    message);
+			auto capped = apply_ceiling(r, cfg.policy.max_oversub,
+						    cfg.policy.over_ceiling == gos::config::Ceiling::refuse, message);
 			if (!capped)
 				return refuse(message);
 			if (!message.empty() && spank_context() != S_CTX_REMOTE)

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "common/util/units.hpp"
 
@@ -186,9 +187,9 @@ void Loader::gpus(const Node *n, Config &cfg) const
 			fail(item, "a simulated GPU needs 'memory'");
 		if (g.numa_node != -1 && std::floor(g.numa_node) != g.numa_node)
 			fail(item, "'numa_node' must be a whole number");
-		cfg.simulated_gpus.push_back(g);
+		cfg.start.simulated_gpus.push_back(g);
 	}
-	if (cfg.simulated_gpus.size() > 64)
+	if (cfg.start.simulated_gpus.size() > 64)
 		fail(n, "at most 64 simulated GPUs");
 }
 
@@ -199,77 +200,83 @@ void Loader::load(Config &cfg)
 		return;		// an empty file: all defaults
 	each(root, "", [&](const std::string &key, Node *v) {
 		if (key == "socket")
-			cfg.socket = path(v, key, false);
+			cfg.start.socket = path(v, key, false);
 		else if (key == "state_dir")
-			cfg.state_dir = path(v, key, false);
+			cfg.start.state_dir = path(v, key, false);
 		else if (key == "engine")
-			cfg.engine = choice<EngineMode>(v, key, {{"auto", EngineMode::auto_}, {"kernel", EngineMode::kernel},
+			cfg.start.engine = choice<EngineMode>(v, key, {{"auto", EngineMode::auto_}, {"kernel", EngineMode::kernel},
 								 {"userspace", EngineMode::userspace}});
-		else if (key == "fairness")
-			cfg.fairness = choice<Fairness>(v, key, {{"weighted", Fairness::weighted}, {"equal", Fairness::equal},
-								 {"fcfs", Fairness::fcfs}, {"static", Fairness::static_}});
+		else if (key == "fairness") {
+			// equal is the weighted family without the weights: a reload may
+			// switch between the two, not to or from fcfs or static.
+			auto [family, equal] = choice<std::pair<Fairness, bool>>(
+				v, key, {{"weighted", {Fairness::weighted, false}}, {"equal", {Fairness::weighted, true}},
+					 {"fcfs", {Fairness::fcfs, false}}, {"static", {Fairness::static_, false}}});
+			cfg.start.fairness = family;
+			cfg.policy.equal_weights = equal;
+		}
 		else if (key == "weights")
-			table(v, key, cfg.weights, 0.01, 1000);
+			table(v, key, cfg.policy.weights, 0.01, 1000);
 		else if (key == "min_share")
-			table(v, key, cfg.min_share, 0, 1);
+			table(v, key, cfg.policy.min_share, 0, 1);
 		else if (key == "max_oversub")
-			cfg.max_oversub = number(v, key, 1, 64);
+			cfg.policy.max_oversub = number(v, key, 1, 64);
 		else if (key == "over_ceiling")
-			cfg.over_ceiling = choice<Ceiling>(v, key, {{"clamp", Ceiling::clamp}, {"refuse", Ceiling::refuse}});
+			cfg.policy.over_ceiling = choice<Ceiling>(v, key, {{"clamp", Ceiling::clamp}, {"refuse", Ceiling::refuse}});
 		else if (key == "chunk_size") {
-			cfg.chunk_size = size(v, key, 64 << 10);
-			if (cfg.chunk_size > (1ULL << 30) || cfg.chunk_size % 4096)
+			cfg.start.chunk_size = size(v, key, 64 << 10);
+			if (cfg.start.chunk_size > (1ULL << 30) || cfg.start.chunk_size % 4096)
 				fail(v, "'chunk_size' must be at most 1G and a multiple of 4K");
 		} else if (key == "chunk_selection")
-			cfg.random_chunks = choice<bool>(v, key, {{"priority", false}, {"random", true}});
+			cfg.start.random_chunks = choice<bool>(v, key, {{"priority", false}, {"random", true}});
 		else if (key == "return_interval")
-			cfg.return_interval_ns = duration(v, key, false);
+			cfg.policy.return_interval_ns = duration(v, key, false);
 		else if (key == "return_batch")
-			cfg.return_batch = size(v, key, 0);
+			cfg.start.return_batch = size(v, key, 0);
 		else if (key == "order_timeout")
-			cfg.order_timeout_ns = duration(v, key, false);
+			cfg.start.order_timeout_ns = duration(v, key, false);
 		else if (key == "advice")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k != "persist")
 					fail(w, "unknown key '" + k + "' in 'advice'; use persist");
-				cfg.advice_persist_ns = duration(w, "advice.persist", true);
+				cfg.start.advice_persist_ns = duration(w, "advice.persist", true);
 			});
 		else if (key == "balloon")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "enabled")
-					cfg.balloon = boolean(w, "balloon.enabled");
+					cfg.policy.balloon = boolean(w, "balloon.enabled");
 				else if (k == "period")
-					cfg.balloon_period_ns = duration(w, "balloon.period", false);
+					cfg.policy.balloon_period_ns = duration(w, "balloon.period", false);
 				else if (k == "low")
-					cfg.balloon_low = number(w, "balloon.low", 0, 1);
+					cfg.policy.balloon_low = number(w, "balloon.low", 0, 1);
 				else if (k == "high")
-					cfg.balloon_high = number(w, "balloon.high", 0, 1);
+					cfg.policy.balloon_high = number(w, "balloon.high", 0, 1);
 				else if (k == "idle_weight")
-					cfg.balloon_idle_weight = number(w, "balloon.idle_weight", 0.01, 1);
+					cfg.policy.balloon_idle_weight = number(w, "balloon.idle_weight", 0.01, 1);
 				else
 					fail(w, "unknown key '" + k + "' in 'balloon'; use enabled, period, low, high or idle_weight");
 			});
 		else if (key == "host_spill_limit")
-			cfg.host_spill_limit = size(v, key, 0);
+			cfg.policy.host_spill_limit = size(v, key, 0);
 		else if (key == "reserve")
-			cfg.reserve = size(v, key, 0);
+			cfg.start.reserve = size(v, key, 0);
 		else if (key == "reports")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "dir")
-					cfg.report_dir = path(w, "reports.dir", false);
+					cfg.policy.report_dir = path(w, "reports.dir", false);
 				else if (k == "summary")
-					cfg.report_summary = boolean(w, "reports.summary");
+					cfg.policy.report_summary = boolean(w, "reports.summary");
 				else if (k == "admin_comment")
-					cfg.report_admin_comment = boolean(w, "reports.admin_comment");
+					cfg.policy.report_admin_comment = boolean(w, "reports.admin_comment");
 				else
 					fail(w, "unknown key '" + k + "' in 'reports'; use dir, summary or admin_comment");
 			});
 		else if (key == "exporter")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "textfile")
-					cfg.exporter_textfile = path(w, "exporter.textfile", true);
+					cfg.policy.exporter_textfile = path(w, "exporter.textfile", true);
 				else if (k == "period")
-					cfg.exporter_period_ns = duration(w, "exporter.period", false);
+					cfg.policy.exporter_period_ns = duration(w, "exporter.period", false);
 				else
 					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
 			});
@@ -278,7 +285,7 @@ void Loader::load(Config &cfg)
 		else
 			fail(v, "unknown key '" + key + "'");
 	});
-	if (cfg.balloon_low > cfg.balloon_high)
+	if (cfg.policy.balloon_low > cfg.policy.balloon_high)
 		fail(root, "'balloon.low' must not exceed 'balloon.high'");
 }
 
@@ -298,7 +305,6 @@ Config parse_config(const std::string &text, const std::string &name)
 				  (parser.problem ? parser.problem : "unknown problem"));
 	d.loaded = true;
 	Config cfg;
-	cfg.file = name;
 	Loader(&d.doc, name).load(cfg);
 	return cfg;
 }
@@ -311,6 +317,28 @@ Config load_config(const std::string &path)
 	std::stringstream ss;
 	ss << in.rdbuf();
 	return parse_config(ss.str(), path);
+}
+
+std::vector<std::string> restart_only_changes(const StartSettings &running, const StartSettings &next)
+{
+	std::vector<std::string> changed;
+	auto check = [&](bool same, const char *key) {
+		if (!same)
+			changed.push_back(key);
+	};
+	check(running.socket == next.socket, "socket");
+	check(running.state_dir == next.state_dir, "state_dir");
+	check(running.engine == next.engine, "engine");
+	check(running.chunk_size == next.chunk_size, "chunk_size");
+	check(running.random_chunks == next.random_chunks, "chunk_selection");
+	check(running.order_timeout_ns == next.order_timeout_ns, "order_timeout");
+	check(running.advice_persist_ns == next.advice_persist_ns, "advice.persist");
+	check(running.return_batch == next.return_batch, "return_batch");
+	check(running.reserve == next.reserve, "reserve");
+	check(running.fairness == next.fairness, "fairness (to or from fcfs or static)");
+	check(running.simulated_gpus == next.simulated_gpus, "simulated_gpus");
+	// The cadences are not in the file: they never differ.
+	return changed;
 }
 
 } // namespace gos::config

@@ -1,6 +1,10 @@
 // The node policy, /etc/gpuoversub/gpuoversub.yaml. Every key is checked;
 // an error names the file, line and column, and nothing is guessed.
 // The keys are documented in gpuoversub.yaml(5).
+//
+// A policy is two parts: the settings fixed when the daemon starts (where
+// it listens and keeps state, the engine and what the engine is built
+// with) and the policy proper, which a reload (SIGHUP) replaces.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +20,8 @@ public:
 	using std::runtime_error::runtime_error;
 };
 
-enum class Fairness { weighted, equal, fcfs, static_ };
+// The engine's fairness family: weighted (with its variant equal), fcfs, static.
+enum class Fairness { weighted, fcfs, static_ };
 enum class EngineMode { auto_, kernel, userspace };
 enum class Ceiling { clamp, refuse };
 
@@ -24,6 +29,7 @@ struct SimulatedGpu {
 	std::uint64_t memory = 0;
 	int numa_node = -1;
 	std::string pci_bus_id;
+	bool operator==(const SimulatedGpu &) const = default;
 };
 
 // Weights or minimum shares keyed by partition, account and QOS name.
@@ -31,40 +37,55 @@ struct PerTenantTable {
 	std::map<std::string, double> partition, account, qos;
 };
 
-struct Config {
-	std::string file;
+// Fixed at start: a reload keeps the running values and names those it
+// could not apply (restart_only_changes).
+struct StartSettings {
 	std::string socket = "/run/gpuoversub/gpuoversubd.sock";
 	std::string state_dir = "/var/lib/gpuoversub";
 	EngineMode engine = EngineMode::auto_;
 	Fairness fairness = Fairness::weighted;
-	PerTenantTable weights;
-	PerTenantTable min_share;		// fractions of a GPU, 0..1
-	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
-	Ceiling over_ceiling = Ceiling::clamp;
 	std::uint64_t chunk_size = 2ULL << 20;
-	std::uint64_t return_interval_ns = 50'000'000;
-	std::uint64_t return_batch = 256ULL << 20;
 	bool random_chunks = false;		// GPUswap random instead of priority
 	std::uint64_t order_timeout_ns = 10'000'000'000ULL;
 	std::uint64_t advice_persist_ns = 10'000'000'000ULL;	// 0 = no throttle
-	bool balloon = true;
-	std::uint64_t balloon_period_ns = 500'000'000;
-	double balloon_low = 0.1, balloon_high = 0.5, balloon_idle_weight = 0.25;
-	std::uint64_t host_spill_limit = 0;	// bytes across the node; 0 = none
+	std::uint64_t return_batch = 256ULL << 20;
 	std::uint64_t reserve = 512ULL << 20;	// per GPU, kept from the engine
-	std::string report_dir = "/var/log/gpuoversub/reports";
-	bool report_summary = true;		// also write a .txt summary
-	bool report_admin_comment = false;	// for the SPANK epilog
-	std::string exporter_textfile;		// empty = off
-	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
 	std::vector<SimulatedGpu> simulated_gpus;
 	// Fixed cadences, not in the policy file.
 	std::uint64_t usage_period_ns = 1'000'000'000ULL;	// NVML per-process usage
 	std::uint64_t persist_period_ns = 1'000'000'000ULL;	// counters to state_dir
 };
 
+// What a reload replaces.
+struct Policy {
+	bool equal_weights = false;		// fairness: equal, within the weighted family
+	PerTenantTable weights;
+	PerTenantTable min_share;		// fractions of a GPU, 0..1
+	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
+	Ceiling over_ceiling = Ceiling::clamp;
+	std::uint64_t return_interval_ns = 50'000'000;
+	bool balloon = true;
+	std::uint64_t balloon_period_ns = 500'000'000;
+	double balloon_low = 0.1, balloon_high = 0.5, balloon_idle_weight = 0.25;
+	std::uint64_t host_spill_limit = 0;	// bytes across the node; 0 = none
+	std::string report_dir = "/var/log/gpuoversub/reports";
+	bool report_summary = true;		// also write a .txt summary
+	bool report_admin_comment = false;	// for the SPANK epilog
+	std::string exporter_textfile;		// empty = off
+	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+};
+
+struct Config {
+	StartSettings start;
+	Policy policy;
+};
+
 // Parses YAML text; `name` is used in messages.
 Config parse_config(const std::string &text, const std::string &name);
 Config load_config(const std::string &path);
+
+// The policy-file keys whose start settings differ between running and
+// next: a reload cannot apply them.
+std::vector<std::string> restart_only_changes(const StartSettings &running, const StartSettings &next);
 
 } // namespace gos::config

@@ -36,10 +36,10 @@ std::int64_t unix_now()
 } // namespace
 
 Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend> engine)
-	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)), store_(cfg_.state_dir)
+	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)), store_(cfg_.start.state_dir)
 {
 	for (const Gpu &g : discovery_.gpus) {
-		int err = engine_->gpu_add(g.index, g.memory, std::min(cfg_.reserve, g.memory - 1));
+		int err = engine_->gpu_add(g.index, g.memory, std::min(cfg_.start.reserve, g.memory - 1));
 		if (err)
 			throw std::runtime_error("cannot add GPU " + std::to_string(g.index) + " to the engine: " + errno_text(err));
 	}
@@ -275,16 +275,16 @@ Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
 		return {err, "the job's GPU memory limit would be exceeded", {}};
 	if (err)
 		return {err, "allocation refused: " + errno_text(err), {}};
-	if (cfg_.host_spill_limit && res.host_bytes) {
+	if (cfg_.policy.host_spill_limit && res.host_bytes) {
 		std::uint64_t host = 0;
 		for (const auto &[tenant, owner] : tenant_owner_) {
 			gos_tenant_stats st{};
 			if (!engine_->tenant_stats(tenant, st))
 				host += st.host;
 		}
-		if (host > cfg_.host_spill_limit) {
+		if (host > cfg_.policy.host_spill_limit) {
 			engine_->free(s.client, res.buffer);
-			return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(cfg_.host_spill_limit) +
+			return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(cfg_.policy.host_spill_limit) +
 						 " is reached", {}};
 		}
 	}
@@ -423,7 +423,7 @@ Daemon::Reply Daemon::report(Session &s, const proto::Frame &f)
 			return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
 		return {0, {}, build_report(folded(it->second), {}, discovery_.gpus).dump()};
 	}
-	std::ifstream in(cfg_.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
+	std::ifstream in(cfg_.policy.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
 	if (!in)
 		return {-ENOENT, "no report for job " + std::to_string(req.job_id) + " on this node", {}};
 	auto j = nlohmann::json::parse(in, nullptr, false);
@@ -629,7 +629,7 @@ void Daemon::unbind_job(const Job &job)
 std::uint64_t Daemon::capacity(std::uint32_t node_gpu) const
 {
 	std::uint64_t mem = discovery_.gpus.at(node_gpu).memory;
-	return mem > cfg_.reserve ? mem - cfg_.reserve : 0;
+	return mem > cfg_.start.reserve ? mem - cfg_.start.reserve : 0;
 }
 
 // Weights, minimums and limits of every job on a GPU: limits depend on
@@ -656,7 +656,7 @@ void Daemon::apply_policy(std::uint32_t node_gpu)
 		std::uint64_t limit = e.job->size_limit;
 		if (!limit && e.p.factor > 0)
 			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / nominal_sum);
-		double weight = e.g->deflated ? e.p.weight * cfg_.balloon_idle_weight : e.p.weight;
+		double weight = e.g->deflated ? e.p.weight * cfg_.policy.balloon_idle_weight : e.p.weight;
 		engine_->tenant_policy(e.g->tenant, engine_weight(weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
 				       e.p.min_bytes(cap));
 	}
@@ -702,7 +702,7 @@ void Daemon::save(const Job &job)
 		// Checkpoints run every second; only changed records are written.
 		if (saved_[job.id] == text)
 			return;
-		make_dirs(cfg_.state_dir, 0700);
+		make_dirs(cfg_.start.state_dir, 0700);
 		store_.save(now);
 		saved_[job.id] = text;
 	} catch (const std::exception &e) {
@@ -740,7 +740,7 @@ bool Daemon::finish_job(Job &job)
 	}
 	nlohmann::json rep = build_report(job, {}, discovery_.gpus);
 	try {
-		write_report(cfg_.report_dir, rep, cfg_.report_summary);
+		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
 		save(job);
@@ -816,7 +816,7 @@ void Daemon::tick()
 
 void Daemon::balloon_tick()
 {
-	if (!cfg_.balloon)
+	if (!cfg_.policy.balloon)
 		return;
 	std::set<std::uint32_t> changed;
 	for (auto &[id, job] : jobs_)
@@ -830,11 +830,11 @@ void Daemon::balloon_tick()
 				continue;
 			gos_tenant_stats st{};
 			engine_->tenant_stats(g.tenant, st);
-			if (!g.deflated && *active < cfg_.balloon_low && st.resident > 0) {
+			if (!g.deflated && *active < cfg_.policy.balloon_low && st.resident > 0) {
 				g.deflated = true;
 				changed.insert(g.node_gpu);
 				GOS_LOG(log::info, "balloon: job " << id << " idle on GPU " << g.node_gpu << "; weight lowered");
-			} else if (g.deflated && *active > cfg_.balloon_high) {
+			} else if (g.deflated && *active > cfg_.policy.balloon_high) {
 				g.deflated = false;
 				changed.insert(g.node_gpu);
 				GOS_LOG(log::info, "balloon: job " << id << " active again on GPU " << g.node_gpu);
@@ -880,7 +880,7 @@ void Daemon::persist_tick()
 
 void Daemon::export_tick()
 {
-	if (cfg_.exporter_textfile.empty())
+	if (cfg_.policy.exporter_textfile.empty())
 		return;
 	std::ostringstream m;
 	m << "# HELP gpuoversub_gpu_capacity_bytes GPU memory the engine manages.\n"
@@ -908,7 +908,7 @@ void Daemon::export_tick()
 		}
 	}
 	try {
-		write_file_atomically(cfg_.exporter_textfile, m.str(), 0644);
+		write_file_atomically(cfg_.policy.exporter_textfile, m.str(), 0644);
 	} catch (const std::exception &e) {
 		GOS_LOG(log::warning, "exporter: " << e.what());
 	}
@@ -917,35 +917,9 @@ void Daemon::export_tick()
 std::vector<std::string> Daemon::reload(const config::Config &next)
 {
 	std::vector<std::string> kept;
-	auto keep = [&](bool same, const char *what) {
-		if (!same)
-			kept.push_back(std::string(what) + " changes take effect when gpuoversubd restarts");
-	};
-	keep(next.socket == cfg_.socket, "socket");
-	keep(next.state_dir == cfg_.state_dir, "state_dir");
-	keep(next.engine == cfg_.engine, "engine");
-	keep(next.chunk_size == cfg_.chunk_size, "chunk_size");
-	keep(next.random_chunks == cfg_.random_chunks, "chunk_selection");
-	keep(next.order_timeout_ns == cfg_.order_timeout_ns, "order_timeout");
-	keep(next.advice_persist_ns == cfg_.advice_persist_ns, "advice.persist");
-	keep(next.return_batch == cfg_.return_batch, "return_batch");
-	keep(next.reserve == cfg_.reserve, "reserve");
-	bool same_engine_fairness = engine_config(next).fairness == engine_config(cfg_).fairness;
-	keep(same_engine_fairness, "fairness (to or from fcfs or static)");
-	keep(next.simulated_gpus.size() == cfg_.simulated_gpus.size(), "simulated_gpus");
-	config::Config merged = next;
-	merged.socket = cfg_.socket;
-	merged.state_dir = cfg_.state_dir;
-	merged.engine = cfg_.engine;
-	merged.chunk_size = cfg_.chunk_size;
-	merged.random_chunks = cfg_.random_chunks;
-	merged.order_timeout_ns = cfg_.order_timeout_ns;
-	merged.advice_persist_ns = cfg_.advice_persist_ns;
-	merged.return_batch = cfg_.return_batch;
-	merged.reserve = cfg_.reserve;
-	merged.simulated_gpus = cfg_.simulated_gpus;
-	merged.fairness = same_engine_fairness ? next.fairness : cfg_.fairness;
-	cfg_ = merged;
+	for (const auto &key : config::restart_only_changes(cfg_.start, next.start))
+		kept.push_back(key + " changes take effect when gpuoversubd restarts");
+	cfg_.policy = next.policy;
 	for (const Gpu &g : discovery_.gpus)
 		apply_policy(g.index);
 	tick();

@@ -101,17 +101,17 @@ std::optional<std::uint64_t> module_parameter(const std::string &name)
 void warn_ignored_settings(const config::Config &cfg, const EngineBackend &engine)
 {
 	std::vector<std::string> ignored;
-	if (engine.chunk_size() != cfg.chunk_size)
+	if (engine.chunk_size() != cfg.start.chunk_size)
 		ignored.push_back("chunk_size (the module's: " + std::to_string(engine.chunk_size()) + " bytes)");
-	if (auto ms = module_parameter("return_interval_ms"); ms && *ms * 1'000'000 != cfg.return_interval_ns)
+	if (auto ms = module_parameter("return_interval_ms"); ms && *ms * 1'000'000 != cfg.policy.return_interval_ns)
 		ignored.push_back("return_interval (the module's: " + std::to_string(*ms) + " ms)");
-	if (auto ms = module_parameter("order_timeout_ms"); ms && *ms * 1'000'000 != cfg.order_timeout_ns)
+	if (auto ms = module_parameter("order_timeout_ms"); ms && *ms * 1'000'000 != cfg.start.order_timeout_ns)
 		ignored.push_back("order_timeout (the module's: " + std::to_string(*ms) + " ms)");
-	if (auto r = module_parameter("select_random"); r && (*r != 0) != cfg.random_chunks)
+	if (auto r = module_parameter("select_random"); r && (*r != 0) != cfg.start.random_chunks)
 		ignored.push_back(std::string("chunk_selection (the module's: ") + (*r ? "random" : "priority") + ")");
-	if (cfg.fairness == config::Fairness::fcfs || cfg.fairness == config::Fairness::static_)
+	if (cfg.start.fairness != config::Fairness::weighted)
 		ignored.push_back("fairness (the module's: weighted)");
-	if (cfg.host_spill_limit)
+	if (cfg.policy.host_spill_limit)
 		ignored.push_back("host_spill_limit (allocations go to the module, not through the daemon)");
 	for (const auto &what : ignored)
 		GOS_LOG(log::warning, "engine: kernel: the policy's " << what << " does not apply; the module's parameters "
@@ -120,14 +120,13 @@ void warn_ignored_settings(const config::Config &cfg, const EngineBackend &engin
 
 } // namespace
 
-gos_config engine_config(const config::Config &cfg)
+gos_config engine_config(const config::StartSettings &cfg)
 {
 	gos_config ec;
 	gos_config_defaults(&ec);
 	ec.chunk_size = static_cast<std::uint32_t>(cfg.chunk_size);
 	switch (cfg.fairness) {
-	case config::Fairness::weighted:
-	case config::Fairness::equal: ec.fairness = GOS_FAIR_WEIGHTED; break;
+	case config::Fairness::weighted: ec.fairness = GOS_FAIR_WEIGHTED; break;
 	case config::Fairness::fcfs: ec.fairness = GOS_FAIR_FCFS; break;
 	case config::Fairness::static_: ec.fairness = GOS_FAIR_STATIC; break;
 	}
@@ -145,19 +144,19 @@ std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg)
 
 std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std::string &device)
 {
-	if (cfg.engine == config::EngineMode::userspace)
-		return userspace_engine(engine_config(cfg));
+	if (cfg.start.engine == config::EngineMode::userspace)
+		return userspace_engine(engine_config(cfg.start));
 	std::unique_ptr<EngineBackend> engine;
-	if (cfg.engine == config::EngineMode::kernel) {
+	if (cfg.start.engine == config::EngineMode::kernel) {
 		engine = kernel_engine(device);
 	} else if (::access(device.c_str(), F_OK) != 0) {
-		return userspace_engine(engine_config(cfg));
+		return userspace_engine(engine_config(cfg.start));
 	} else {
 		try {
 			engine = kernel_engine(device);
 		} catch (const std::exception &e) {
 			GOS_LOG(log::warning, "engine: auto: " << e.what() << "; hosting the engine in the daemon instead");
-			return userspace_engine(engine_config(cfg));
+			return userspace_engine(engine_config(cfg.start));
 		}
 	}
 	warn_ignored_settings(cfg, *engine);

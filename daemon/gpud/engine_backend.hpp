@@ -81,7 +81,7 @@ public:
 };
 
 // The engine settings the policy fixes at start (chunk size, fairness...).
-gos_config engine_config(const config::Config &cfg);
+gos_config engine_config(const config::StartSettings &cfg);
 
 // The engine library inside the daemon.
 std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg);

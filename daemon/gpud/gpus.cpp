@@ -121,8 +121,8 @@ std::vector<Gpu> cuda_gpus(std::string &why)
 Discovery discover_gpus(const config::Config &cfg)
 {
 	Discovery d;
-	if (!cfg.simulated_gpus.empty()) {
-		for (const auto &s : cfg.simulated_gpus) {
+	if (!cfg.start.simulated_gpus.empty()) {
+		for (const auto &s : cfg.start.simulated_gpus) {
 			Gpu g;
 			g.memory = s.memory;
 			g.numa_node = s.numa_node;

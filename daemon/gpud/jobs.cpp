@@ -155,13 +155,13 @@ Job job_from_json(const nlohmann::json &j)
 JobPolicy policy_for(const config::Config &cfg, const Job &job)
 {
 	JobPolicy p;
-	if (cfg.fairness != config::Fairness::equal)
-		p.weight = lookup(cfg.weights.partition, job.partition, 1) * lookup(cfg.weights.account, job.account, 1) *
-			   lookup(cfg.weights.qos, job.qos, 1);
-	p.min_share = std::max({lookup(cfg.min_share.partition, job.partition, 0),
-				lookup(cfg.min_share.account, job.account, 0), lookup(cfg.min_share.qos, job.qos, 0)});
+	if (!cfg.policy.equal_weights)
+		p.weight = lookup(cfg.policy.weights.partition, job.partition, 1) * lookup(cfg.policy.weights.account, job.account, 1) *
+			   lookup(cfg.policy.weights.qos, job.qos, 1);
+	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
+				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
 	if (job.factor_milli)
-		p.factor = std::min(job.factor_milli / 1000.0, cfg.max_oversub);
+		p.factor = std::min(job.factor_milli / 1000.0, cfg.policy.max_oversub);
 	return p;
 }
 

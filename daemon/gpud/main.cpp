@@ -54,11 +54,11 @@ int main(int argc, char **argv)
 		}
 		auto engine = gpud::make_engine(cfg);
 		std::string where = engine->name() == "kernel" ? "in the kernel (/dev/gpuoversub)" : "in the daemon";
-		make_dirs(cfg.state_dir, 0700);
+		make_dirs(cfg.start.state_dir, 0700);
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
 		gpud::Server server(io, daemon, config_path);
-		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.socket << " with the engine " << where);
+		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.start.socket << " with the engine " << where);
 		server.run();
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "gpuoversubd: " << e.what());

@@ -136,7 +136,7 @@ private:
 Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
 	: io_(io), daemon_(daemon), config_path_(std::move(config_path)), acceptor_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
 {
-	const std::string &path = daemon.config().socket;
+	const std::string &path = daemon.config().start.socket;
 	make_dirs(path.substr(0, path.find_last_of('/')), 0755);
 	if (someone_listens(path))
 		throw std::runtime_error("another gpuoversubd already serves " + path);
@@ -148,15 +148,15 @@ Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
 	::chmod(path.c_str(), 0666);
 }
 
-void Server::every(std::shared_ptr<asio::steady_timer> timer, std::uint64_t config::Config::*interval,
+void Server::every(std::shared_ptr<asio::steady_timer> timer, const std::uint64_t &interval_ns,
 		   void (Daemon::*fn)())
 {
-	timer->expires_after(std::chrono::nanoseconds(daemon_.config().*interval));
-	timer->async_wait([this, timer, interval, fn](const boost::system::error_code &ec) {
+	timer->expires_after(std::chrono::nanoseconds(interval_ns));
+	timer->async_wait([this, timer, &interval_ns, fn](const boost::system::error_code &ec) {
 		if (ec)
 			return;
 		(daemon_.*fn)();
-		every(timer, interval, fn);
+		every(timer, interval_ns, fn);
 	});
 }
 
@@ -198,14 +198,14 @@ void Server::run()
 	accept();
 	signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
 	auto timer = [this] { return std::make_shared<asio::steady_timer>(io_); };
-	using C = config::Config;
-	every(timer(), &C::return_interval_ns, &Daemon::tick);
-	every(timer(), &C::balloon_period_ns, &Daemon::balloon_tick);
-	every(timer(), &C::usage_period_ns, &Daemon::usage_tick);
-	every(timer(), &C::persist_period_ns, &Daemon::persist_tick);
-	every(timer(), &C::exporter_period_ns, &Daemon::export_tick);
+	const config::Config &cfg = daemon_.config();
+	every(timer(), cfg.policy.return_interval_ns, &Daemon::tick);
+	every(timer(), cfg.policy.balloon_period_ns, &Daemon::balloon_tick);
+	every(timer(), cfg.start.usage_period_ns, &Daemon::usage_tick);
+	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
+	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
 	io_.run();
-	::unlink(daemon_.config().socket.c_str());
+	::unlink(daemon_.config().start.socket.c_str());
 }
 
 } // namespace gos::gpud

@@ -23,8 +23,9 @@ public:
 private:
 	class Connection;
 	void accept();
-	// Runs fn every interval(), read again each time so a reload applies.
-	void every(std::shared_ptr<boost::asio::steady_timer> timer, std::uint64_t config::Config::*interval,
+	// Runs fn every interval: a setting of the daemon's configuration, read
+	// again each time so a reload applies.
+	void every(std::shared_ptr<boost::asio::steady_timer> timer, const std::uint64_t &interval_ns,
 		   void (Daemon::*fn)());
 	void on_signal(const boost::system::error_code &ec, int sig);
 

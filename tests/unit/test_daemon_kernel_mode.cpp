@@ -84,10 +84,10 @@ struct Node {
 		char tmpl[] = "/tmp/gos-kmode-XXXXXX";
 		BOOST_REQUIRE(::mkdtemp(tmpl));
 		dir = tmpl;
-		cfg.state_dir = (dir / "state").string();
-		cfg.report_dir = (dir / "reports").string();
-		cfg.reserve = 0;
-		cfg.balloon = false;
+		cfg.start.state_dir = (dir / "state").string();
+		cfg.policy.report_dir = (dir / "reports").string();
+		cfg.start.reserve = 0;
+		cfg.policy.balloon = false;
 	}
 	~Node() { std::filesystem::remove_all(dir); }
 
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(agents_are_sent_to_the_device_and_tasks_are_bound)
 	d->persist_tick();
 	gos_tenant_stats gone{};
 	BOOST_TEST(mod.engine->tenant_stats(bound[0], gone) == -EINVAL);
-	BOOST_TEST(std::filesystem::exists(node.cfg.report_dir + "/job-7.json"));
+	BOOST_TEST(std::filesystem::exists(node.cfg.policy.report_dir + "/job-7.json"));
 }
 
 BOOST_AUTO_TEST_CASE(a_restarted_daemon_keeps_the_tenants_of_the_same_module_load)

@@ -34,9 +34,9 @@ std::string config_error(const std::string &yaml)
 BOOST_AUTO_TEST_CASE(the_shipped_example_policy_is_valid)
 {
 	config::Config c = config::load_config("config/gpuoversub.yaml");
-	BOOST_TEST(c.socket == "/run/gpuoversub/gpuoversubd.sock");
-	BOOST_TEST(c.weights.qos.at("high") == 4.0);
-	BOOST_TEST(c.simulated_gpus.empty());
+	BOOST_TEST(c.start.socket == "/run/gpuoversub/gpuoversubd.sock");
+	BOOST_TEST(c.policy.weights.qos.at("high") == 4.0);
+	BOOST_TEST(c.start.simulated_gpus.empty());
 }
 
 BOOST_AUTO_TEST_CASE(policy_values_are_read)
@@ -48,21 +48,23 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 		"reserve: 1G\nreports: {dir: /r, summary: no}\nexporter: {textfile: /m.prom}\n"
 		"simulated_gpus:\n  - {memory: 80G, numa_node: 1, pci_bus_id: '0000:17:00.0'}\n",
 		"ok.yaml");
-	BOOST_TEST((c.fairness == config::Fairness::equal));
-	BOOST_TEST(c.chunk_size == 4u << 20);
-	BOOST_TEST(c.return_interval_ns == 20'000'000u);
-	BOOST_TEST(c.order_timeout_ns == 2'000'000'000u);
-	BOOST_TEST(c.max_oversub == 2.5);
-	BOOST_TEST(c.weights.partition.at("gpu") == 2.0);
-	BOOST_TEST(c.min_share.account.at("phys") == 0.25);
-	BOOST_TEST(c.balloon_period_ns == 1'000'000'000u);
-	BOOST_TEST(c.advice_persist_ns == 0u);
-	BOOST_TEST(c.host_spill_limit == 1ULL << 40);
-	BOOST_TEST(!c.report_summary);
-	BOOST_TEST(c.exporter_textfile == "/m.prom");
-	BOOST_REQUIRE_EQUAL(c.simulated_gpus.size(), 1u);
-	BOOST_TEST(c.simulated_gpus[0].numa_node == 1);
-	BOOST_TEST((config::parse_config("", "empty.yaml").fairness == config::Fairness::weighted));
+	BOOST_TEST((c.start.fairness == config::Fairness::weighted));
+	BOOST_TEST(c.policy.equal_weights);
+	BOOST_TEST(c.start.chunk_size == 4u << 20);
+	BOOST_TEST(c.policy.return_interval_ns == 20'000'000u);
+	BOOST_TEST(c.start.order_timeout_ns == 2'000'000'000u);
+	BOOST_TEST(c.policy.max_oversub == 2.5);
+	BOOST_TEST(c.policy.weights.partition.at("gpu") == 2.0);
+	BOOST_TEST(c.policy.min_share.account.at("phys") == 0.25);
+	BOOST_TEST(c.policy.balloon_period_ns == 1'000'000'000u);
+	BOOST_TEST(c.start.advice_persist_ns == 0u);
+	BOOST_TEST(c.policy.host_spill_limit == 1ULL << 40);
+	BOOST_TEST(!c.policy.report_summary);
+	BOOST_TEST(c.policy.exporter_textfile == "/m.prom");
+	BOOST_REQUIRE_EQUAL(c.start.simulated_gpus.size(), 1u);
+	BOOST_TEST(c.start.simulated_gpus[0].numa_node == 1);
+	BOOST_TEST((config::parse_config("", "empty.yaml").start.fairness == config::Fairness::weighted));
+	BOOST_TEST(!config::parse_config("", "empty.yaml").policy.equal_weights);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -94,6 +96,21 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		BOOST_TEST(got.rfind(c.expect, 0) == 0u, "for:\n" << c.yaml << "got: " << got);
 	}
 	BOOST_CHECK_THROW(config::load_config("/nonexistent/policy.yaml"), config::ConfigError);
+}
+
+BOOST_AUTO_TEST_CASE(a_reload_names_each_setting_fixed_at_start)
+{
+	config::Config running = config::parse_config("fairness: weighted\n", "a.yaml");
+	config::Config next = config::parse_config(
+		"fairness: equal\nchunk_size: 4M\nreserve: 1G\nweights: {qos: {high: 2}}\nreturn_interval: 1s\n", "b.yaml");
+	// equal stays in the engine's weighted family; weights and intervals are policy.
+	BOOST_TEST(config::restart_only_changes(running.start, next.start) ==
+		   (std::vector<std::string>{"chunk_size", "reserve"}), boost::test_tools::per_element());
+	config::Config fcfs = config::parse_config("fairness: fcfs\nsimulated_gpus: [{memory: 1G}]\n", "c.yaml");
+	BOOST_TEST(config::restart_only_changes(running.start, fcfs.start) ==
+		   (std::vector<std::string>{"fairness (to or from fcfs or static)", "simulated_gpus"}),
+		   boost::test_tools::per_element());
+	BOOST_TEST(config::restart_only_changes(next.start, next.start).empty());
 }
 
 BOOST_AUTO_TEST_CASE(decoder_takes_frames_in_pieces_and_rejects_bad_ones)
