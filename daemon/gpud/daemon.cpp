@@ -35,8 +35,9 @@ std::int64_t unix_now()
 
 } // namespace
 
-Daemon::Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend> engine)
-	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)), store_(cfg_.start.state_dir)
+Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
+	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine.control)),
+	  clients_(std::move(engine.clients)), store_(cfg_.start.state_dir)
 {
 	for (const Gpu &g : discovery_.gpus) {
 		int err = engine_->gpu_add(g.index, g.memory, std::min(cfg_.start.reserve, g.memory - 1));
@@ -99,7 +100,7 @@ void Daemon::detach(Session &s)
 	if (!s.client)
 		return;	// in the kernel the process's file is its client
 	by_client_.erase(s.client);
-	engine_->client_exit(s.client);
+	clients_->client_exit(s.client);
 	s.client = 0;
 	flush_orders();		// returns for whoever was squeezed by this process
 }
@@ -142,7 +143,7 @@ void Daemon::handle(Session &s, const proto::Frame &f)
 		r = {-EPERM, "registering and ending steps and tasks is for root (the SPANK plugin)", {}};
 	} else if (route->second.who != Caller::anyone && route->second.who != Caller::root && !s.job) {
 		r = {-EPERM, "say hello first", {}};
-	} else if (route->second.who == Caller::engine_agent && !engine_->hosts_clients()) {
+	} else if (route->second.who == Caller::engine_agent && !clients_) {
 		r = {-EOPNOTSUPP, "this node's engine is gpuoversub.ko: make this call on /dev/gpuoversub", {}};
 	} else {
 		try {
@@ -195,8 +196,8 @@ Daemon::Reply Daemon::hello(Session &s, const proto::Frame &f)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " belongs to job " + std::to_string(*job) +
 					", not job " + std::to_string(req.job_id), {}};
 	std::uint32_t client = 0;
-	if (engine_->hosts_clients()) {
-		if (int err = engine_->client_create(client))
+	if (clients_) {
+		if (int err = clients_->client_create(client))
 			return {err, "engine: " + errno_text(err), {}};
 		by_client_[client] = &s;
 	}
@@ -208,7 +209,7 @@ Daemon::Reply Daemon::hello(Session &s, const proto::Frame &f)
 	rep.client = client;
 	rep.ngpus = static_cast<std::uint32_t>(jobs_.at(*job).gpus.size());
 	rep.chunk_size = engine_->chunk_size();
-	rep.flags = engine_->hosts_clients() ? 0 : GOS_HELLO_FLAG_KERNEL;
+	rep.flags = clients_ ? 0 : GOS_HELLO_FLAG_KERNEL;
 	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }
@@ -269,7 +270,7 @@ Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
 		return {-EINVAL, "unknown allocation flags", {}};
 	auto start = std::chrono::steady_clock::now();
 	gos_alloc_result res{};
-	int err = engine_->alloc(s.client, job.gpus[req.gpu].tenant, req.size, req.priority,
+	int err = clients_->alloc(s.client, job.gpus[req.gpu].tenant, req.size, req.priority,
 				 req.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, res);
 	if (err == -EDQUOT)
 		return {err, "the job's GPU memory limit would be exceeded", {}};
@@ -283,7 +284,7 @@ Daemon::Reply Daemon::alloc(Session &s, const proto::Frame &f)
 				host += st.host;
 		}
 		if (host > cfg_.policy.host_spill_limit) {
-			engine_->free(s.client, res.buffer);
+			clients_->free(s.client, res.buffer);
 			return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(cfg_.policy.host_spill_limit) +
 						 " is reached", {}};
 		}
@@ -306,7 +307,7 @@ Daemon::Reply Daemon::free_buffer(Session &s, const proto::Frame &f)
 	gos_req_buffer req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	int err = engine_->free(s.client, req.buffer);
+	int err = clients_->free(s.client, req.buffer);
 	return {err, err ? "no such buffer of this process" : "", {}};
 }
 
@@ -315,7 +316,7 @@ Daemon::Reply Daemon::set_priority(Session &s, const proto::Frame &f)
 	gos_req_priority req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	int err = engine_->set_priority(s.client, req.buffer, req.offset, req.length, req.priority);
+	int err = clients_->set_priority(s.client, req.buffer, req.offset, req.length, req.priority);
 	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
 }
 
@@ -324,7 +325,7 @@ Daemon::Reply Daemon::order_done(Session &s, const proto::Frame &f)
 	gos_req_order_done req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
-	int err = engine_->order_done(s.client, req.order, req.ok != 0);
+	int err = clients_->order_done(s.client, req.order, req.ok != 0);
 	auto it = s.orders.find(req.order);
 	if (it != s.orders.end()) {
 		if (!err && req.ok)
@@ -362,7 +363,7 @@ Daemon::Reply Daemon::placement(Session &s, const proto::Frame &f)
 	if (!req.count || req.count > GOS_PLACEMENT_MAX)
 		return {-EINVAL, "ask for 1 to " + std::to_string(GOS_PLACEMENT_MAX) + " chunks", {}};
 	std::string states(req.count, '\0');
-	int err = engine_->placement(s.client, req.buffer, req.first, req.count,
+	int err = clients_->placement(s.client, req.buffer, req.first, req.count,
 				     reinterpret_cast<std::uint8_t *>(states.data()));
 	if (err == -ENOENT)
 		return {err, "no such buffer of this process", {}};
@@ -773,7 +774,7 @@ void Daemon::flush_orders()
 	for (auto &[client, s] : by_client_) {
 		gos_message msgs[64];
 		int n;
-		while ((n = engine_->read_messages(client, msgs, 64)) > 0) {
+		while ((n = clients_->read_messages(client, msgs, 64)) > 0) {
 			for (int i = 0; i < n; i++) {
 				const gos_message &m = msgs[i];
 				auto owner = tenant_owner_.find(m.tenant);
@@ -810,7 +811,8 @@ void Daemon::flush_orders()
 
 void Daemon::tick()
 {
-	engine_->tick();
+	if (clients_)
+		clients_->tick();	// the kernel's own delayed work runs it there
 	flush_orders();
 }
 

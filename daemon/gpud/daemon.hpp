@@ -36,7 +36,7 @@ struct Session {
 
 class Daemon {
 public:
-	Daemon(config::Config cfg, Discovery gpus, std::unique_ptr<EngineBackend> engine);
+	Daemon(config::Config cfg, Discovery gpus, Engine engine);
 
 	void attach(Session &s);
 	// The peer is gone (closed, or killed with -9): release its process.
@@ -104,7 +104,8 @@ private:
 
 	config::Config cfg_;
 	Discovery discovery_;
-	std::unique_ptr<EngineBackend> engine_;
+	std::unique_ptr<EngineControl> engine_;
+	std::unique_ptr<ClientEngine> clients_;	// null when the engine is the kernel's
 	JobStore store_;
 	std::map<std::uint64_t, Job> jobs_;
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job

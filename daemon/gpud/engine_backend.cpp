@@ -13,77 +13,82 @@
 namespace gos::gpud {
 namespace {
 
-// The engine library inside the daemon.
-class UserspaceEngine final : public EngineBackend {
+// The engine library inside the daemon, shared by its control and its
+// clients: whichever goes last destroys it.
+using EngineHandle = std::shared_ptr<gos_engine>;
+
+class UserspaceControl final : public EngineControl {
 public:
-	explicit UserspaceEngine(const gos_config &cfg)
-	{
-		chunk_size_ = cfg.chunk_size;
-		int err = gos_engine_create(&cfg, &eng_);
-		if (err)
-			throw std::runtime_error(std::string("cannot start the engine: ") + std::strerror(-err));
-	}
-	~UserspaceEngine() override { gos_engine_destroy(eng_); }
-	UserspaceEngine(const UserspaceEngine &) = delete;
-	UserspaceEngine &operator=(const UserspaceEngine &) = delete;
+	UserspaceControl(EngineHandle eng, std::uint64_t chunk_size) : eng_(std::move(eng)), chunk_size_(chunk_size) {}
 
 	std::string name() const override { return "userspace"; }
-	bool hosts_clients() const override { return true; }
 	std::uint64_t chunk_size() const override { return chunk_size_; }
 	std::uint64_t instance() const override { return 0; }
-	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override { return gos_gpu_add(eng_, g, p, r); }
-	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return gos_gpu_set_external(eng_, g, b); }
-	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return gos_gpu_get_stats(eng_, g, &o); }
+	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override { return gos_gpu_add(e(), g, p, r); }
+	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return gos_gpu_set_external(e(), g, b); }
+	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return gos_gpu_get_stats(e(), g, &o); }
 	int tenant_create(std::uint32_t g, std::uint32_t w, std::uint64_t l, std::uint32_t &id) override
 	{
-		return gos_tenant_create(eng_, g, w, l, &id);
+		return gos_tenant_create(e(), g, w, l, &id);
 	}
 	int tenant_policy(std::uint32_t t, std::uint32_t w, std::uint64_t l, std::uint64_t min) override
 	{
-		int err = gos_tenant_set_policy(eng_, t, w, l);
-		return err ? err : gos_tenant_set_min(eng_, t, min);
+		int err = gos_tenant_set_policy(e(), t, w, l);
+		return err ? err : gos_tenant_set_min(e(), t, min);
 	}
-	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(eng_, t); }
-	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(eng_, t, &o); }
+	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(e(), t); }
+	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(e(), t, &o); }
 	int tenant_list(std::vector<std::uint32_t> &out) override
 	{
-		out.resize(static_cast<std::size_t>(gos_tenant_list(eng_, nullptr, 0)));
+		out.resize(static_cast<std::size_t>(gos_tenant_list(e(), nullptr, 0)));
 		out.resize(static_cast<std::size_t>(
-			gos_tenant_list(eng_, out.data(), static_cast<std::uint32_t>(out.size()))));
+			gos_tenant_list(e(), out.data(), static_cast<std::uint32_t>(out.size()))));
 		return 0;
 	}
+	// The daemon finds a process's job in /proc itself.
 	int bind(pid_t, std::uint64_t, const std::vector<std::uint32_t> &) override { return 0; }
 	int unbind(pid_t, std::uint64_t) override { return 0; }
-	int client_create(std::uint32_t &id) override { return gos_client_create(eng_, &id); }
-	int client_exit(std::uint32_t c) override { return gos_client_exit(eng_, c); }
+
+private:
+	gos_engine *e() const { return eng_.get(); }
+	EngineHandle eng_;
+	std::uint64_t chunk_size_;
+};
+
+class UserspaceClients final : public ClientEngine {
+public:
+	explicit UserspaceClients(EngineHandle eng) : eng_(std::move(eng)) {}
+
+	int client_create(std::uint32_t &id) override { return gos_client_create(e(), &id); }
+	int client_exit(std::uint32_t c) override { return gos_client_exit(e(), c); }
 	int alloc(std::uint32_t c, std::uint32_t t, std::uint64_t s, std::uint32_t p, std::uint32_t f,
 		  gos_alloc_result &r) override
 	{
-		return gos_alloc(eng_, c, t, s, p, f, &r);
+		return gos_alloc(e(), c, t, s, p, f, &r);
 	}
-	int free(std::uint32_t c, std::uint64_t b) override { return gos_free(eng_, c, b); }
+	int free(std::uint32_t c, std::uint64_t b) override { return gos_free(e(), c, b); }
 	int set_priority(std::uint32_t c, std::uint64_t b, std::uint64_t o, std::uint64_t l, std::uint32_t p) override
 	{
-		return gos_set_priority(eng_, c, b, o, l, p);
+		return gos_set_priority(e(), c, b, o, l, p);
 	}
 	int placement(std::uint32_t c, std::uint64_t b, std::uint32_t first, std::uint32_t count,
 		      std::uint8_t *states) override
 	{
-		return gos_buffer_placement(eng_, c, b, first, count, states);
+		return gos_buffer_placement(e(), c, b, first, count, states);
 	}
 	int read_messages(std::uint32_t c, gos_message *out, std::uint32_t max) override
 	{
-		return gos_read_messages(eng_, c, out, max);
+		return gos_read_messages(e(), c, out, max);
 	}
 	int order_done(std::uint32_t c, std::uint64_t o, bool ok) override
 	{
-		return ok ? gos_order_ack(eng_, c, o) : gos_order_fail(eng_, c, o);
+		return ok ? gos_order_ack(e(), c, o) : gos_order_fail(e(), c, o);
 	}
-	int tick() override { return gos_tick(eng_); }
+	int tick() override { return gos_tick(e()); }
 
 private:
-	gos_engine *eng_ = nullptr;
-	std::uint64_t chunk_size_ = 0;
+	gos_engine *e() const { return eng_.get(); }
+	EngineHandle eng_;
 };
 
 // A parameter of the loaded module, as sysfs shows it.
@@ -98,7 +103,7 @@ std::optional<std::uint64_t> module_parameter(const std::string &name)
 
 // In kernel mode the module's parameters decide what these policy settings
 // would: say so, once, rather than let an admin believe the file.
-void warn_ignored_settings(const config::Config &cfg, const EngineBackend &engine)
+void warn_ignored_settings(const config::Config &cfg, const EngineControl &engine)
 {
 	std::vector<std::string> ignored;
 	if (engine.chunk_size() != cfg.start.chunk_size)
@@ -137,16 +142,20 @@ gos_config engine_config(const config::StartSettings &cfg)
 	return ec;
 }
 
-std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg)
+Engine userspace_engine(const gos_config &cfg)
 {
-	return std::make_unique<UserspaceEngine>(cfg);
+	gos_engine *eng = nullptr;
+	if (int err = gos_engine_create(&cfg, &eng))
+		throw std::runtime_error(std::string("cannot start the engine: ") + std::strerror(-err));
+	EngineHandle shared(eng, gos_engine_destroy);
+	return {std::make_unique<UserspaceControl>(shared, cfg.chunk_size), std::make_unique<UserspaceClients>(shared)};
 }
 
-std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std::string &device)
+Engine make_engine(const config::Config &cfg, const std::string &device)
 {
 	if (cfg.start.engine == config::EngineMode::userspace)
 		return userspace_engine(engine_config(cfg.start));
-	std::unique_ptr<EngineBackend> engine;
+	std::unique_ptr<EngineControl> engine;
 	if (cfg.start.engine == config::EngineMode::kernel) {
 		engine = kernel_engine(device);
 	} else if (::access(device.c_str(), F_OK) != 0) {
@@ -160,7 +169,7 @@ std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std:
 		}
 	}
 	warn_ignored_settings(cfg, *engine);
-	return engine;
+	return {std::move(engine), nullptr};
 }
 
 } // namespace gos::gpud

@@ -1,10 +1,8 @@
-// Where the engine runs. The daemon talks to this interface only: the
-// engine library inside the daemon, or gpuoversub.ko behind /dev/gpuoversub
-// (engine: auto|kernel|userspace in the policy). In the kernel the engine's
-// clients are the agents' own files, so the client calls are refused there.
+// Where the engine runs: the engine library inside the daemon, or
+// gpuoversub.ko behind /dev/gpuoversub (engine: auto|kernel|userspace in
+// the policy). The daemon talks to these interfaces only.
 #pragma once
 
-#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,12 +15,12 @@
 
 namespace gos::gpud {
 
-class EngineBackend {
+// What the daemon does with every engine: GPUs, tenants and their
+// policies, bindings, statistics.
+class EngineControl {
 public:
-	virtual ~EngineBackend() = default;
+	virtual ~EngineControl() = default;
 	virtual std::string name() const = 0;
-	// False for the kernel: agents allocate on /dev/gpuoversub themselves.
-	virtual bool hosts_clients() const = 0;
 	virtual std::uint64_t chunk_size() const = 0;
 	// Tenants outlive the daemon only in the kernel: nonzero there, and
 	// different for every load of the module.
@@ -41,6 +39,15 @@ public:
 	// kernel needs told: the daemon itself asks /proc.
 	virtual int bind(pid_t pid, std::uint64_t cgroup, const std::vector<std::uint32_t> &tenants) = 0;
 	virtual int unbind(pid_t pid, std::uint64_t cgroup) = 0;
+};
+
+// The engine's clients, when they are the daemon's: the agents allocate,
+// free and answer orders through the daemon's socket. Only the engine
+// library inside the daemon has them; the kernel's clients are the agents'
+// own files, and its delayed work runs the ticks.
+class ClientEngine {
+public:
+	virtual ~ClientEngine() = default;
 	virtual int client_create(std::uint32_t &id) = 0;
 	virtual int client_exit(std::uint32_t client) = 0;
 	virtual int alloc(std::uint32_t client, std::uint32_t tenant, std::uint64_t size, std::uint32_t prio,
@@ -55,44 +62,24 @@ public:
 	virtual int tick() = 0;
 };
 
-// An engine whose clients are elsewhere (the kernel's are the agents' own
-// files): the client calls are refused, and there is nothing to tick.
-class EngineWithoutClients : public EngineBackend {
-public:
-	bool hosts_clients() const override { return false; }
-	int client_create(std::uint32_t &) override { return -EOPNOTSUPP; }
-	int client_exit(std::uint32_t) override { return -EOPNOTSUPP; }
-	int alloc(std::uint32_t, std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, gos_alloc_result &) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int free(std::uint32_t, std::uint64_t) override { return -EOPNOTSUPP; }
-	int set_priority(std::uint32_t, std::uint64_t, std::uint64_t, std::uint64_t, std::uint32_t) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int placement(std::uint32_t, std::uint64_t, std::uint32_t, std::uint32_t, std::uint8_t *) override
-	{
-		return -EOPNOTSUPP;
-	}
-	int read_messages(std::uint32_t, gos_message *, std::uint32_t) override { return 0; }
-	int order_done(std::uint32_t, std::uint64_t, bool) override { return -EOPNOTSUPP; }
-	int tick() override { return 0; }	// the kernel's own delayed work runs it
+struct Engine {
+	std::unique_ptr<EngineControl> control;
+	std::unique_ptr<ClientEngine> clients;	// null when the engine is the kernel's
 };
 
 // The engine settings the policy fixes at start (chunk size, fairness...).
 gos_config engine_config(const config::StartSettings &cfg);
 
-// The engine library inside the daemon.
-std::unique_ptr<EngineBackend> userspace_engine(const gos_config &cfg);
+// The engine library inside the daemon: control and clients.
+Engine userspace_engine(const gos_config &cfg);
 
 // gpuoversub.ko through its device; throws std::runtime_error with the
 // reason when the device cannot be used (missing, another ABI).
-std::unique_ptr<EngineBackend> kernel_engine(const std::string &device);
+std::unique_ptr<EngineControl> kernel_engine(const std::string &device);
 
 // Picks the backend the policy asks for: engine: auto takes the kernel's
 // when its device is there and usable. Throws std::runtime_error with the
 // reason when it cannot (engine: kernel without the module, say).
-std::unique_ptr<EngineBackend> make_engine(const config::Config &cfg, const std::string &device = "/dev/gpuoversub");
+Engine make_engine(const config::Config &cfg, const std::string &device = "/dev/gpuoversub");
 
 } // namespace gos::gpud

@@ -1,7 +1,7 @@
 // The engine in gpuoversub.ko, driven through /dev/gpuoversub by the
 // daemon's CAP_SYS_ADMIN ioctls: GPUs, tenants, policies, bindings and
-// statistics. The engine's clients are the agents' own files, so the
-// daemon's client calls are refused (EngineWithoutClients).
+// statistics. The engine's clients are the agents' own files: there is no
+// ClientEngine here.
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
@@ -13,7 +13,7 @@
 namespace gos::gpud {
 namespace {
 
-class KernelEngine final : public EngineWithoutClients {
+class KernelEngine final : public EngineControl {
 public:
 	explicit KernelEngine(const std::string &device) : dev_(device) {}
 
@@ -127,7 +127,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<EngineBackend> kernel_engine(const std::string &device)
+std::unique_ptr<EngineControl> kernel_engine(const std::string &device)
 {
 	return std::make_unique<KernelEngine>(device);
 }

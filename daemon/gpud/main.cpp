@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		auto engine = gpud::make_engine(cfg);
-		std::string where = engine->name() == "kernel" ? "in the kernel (/dev/gpuoversub)" : "in the daemon";
+		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub)";
 		make_dirs(cfg.start.state_dir, 0700);
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;

@@ -26,7 +26,7 @@ constexpr std::uint64_t MiB = 1ULL << 20;
 
 // What survives a daemon restart: the module's engine, its load, bindings.
 struct Module {
-	std::shared_ptr<gpud::EngineBackend> engine;
+	gpud::Engine engine;	// its control, and the agents' files as clients
 	std::uint64_t instance;
 	std::map<std::pair<pid_t, std::uint64_t>, std::vector<std::uint32_t>> bindings;
 	int tenants_created = 0;
@@ -39,7 +39,7 @@ struct Module {
 	}
 };
 
-class FakeKernel final : public gpud::EngineWithoutClients {
+class FakeKernel final : public gpud::EngineControl {
 public:
 	explicit FakeKernel(Module &m) : m_(m) {}
 	std::string name() const override { return "kernel"; }
@@ -47,23 +47,23 @@ public:
 	std::uint64_t instance() const override { return m_.instance; }
 	int gpu_add(std::uint32_t g, std::uint64_t p, std::uint64_t r) override
 	{
-		int err = m_.engine->gpu_add(g, p, r);
+		int err = m_.engine.control->gpu_add(g, p, r);
 		return err == -EEXIST ? 0 : err;
 	}
-	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return m_.engine->gpu_set_external(g, b); }
-	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return m_.engine->gpu_stats(g, o); }
+	int gpu_set_external(std::uint32_t g, std::uint64_t b) override { return m_.engine.control->gpu_set_external(g, b); }
+	int gpu_stats(std::uint32_t g, gos_gpu_stats &o) override { return m_.engine.control->gpu_stats(g, o); }
 	int tenant_create(std::uint32_t g, std::uint32_t w, std::uint64_t l, std::uint32_t &id) override
 	{
 		m_.tenants_created++;
-		return m_.engine->tenant_create(g, w, l, id);
+		return m_.engine.control->tenant_create(g, w, l, id);
 	}
 	int tenant_policy(std::uint32_t t, std::uint32_t w, std::uint64_t l, std::uint64_t min) override
 	{
-		return m_.engine->tenant_policy(t, w, l, min);
+		return m_.engine.control->tenant_policy(t, w, l, min);
 	}
-	int tenant_destroy(std::uint32_t t) override { return m_.engine->tenant_destroy(t); }
-	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return m_.engine->tenant_stats(t, o); }
-	int tenant_list(std::vector<std::uint32_t> &out) override { return m_.engine->tenant_list(out); }
+	int tenant_destroy(std::uint32_t t) override { return m_.engine.control->tenant_destroy(t); }
+	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return m_.engine.control->tenant_stats(t, o); }
+	int tenant_list(std::vector<std::uint32_t> &out) override { return m_.engine.control->tenant_list(out); }
 	int bind(pid_t pid, std::uint64_t cg, const std::vector<std::uint32_t> &tenants) override
 	{
 		m_.bindings[{pid, cg}] = tenants;
@@ -97,7 +97,7 @@ struct Node {
 		for (std::uint32_t i = 0; i < 2; i++)
 			d.gpus.push_back({i, 256 * MiB, "0000:0" + std::to_string(i) + ":00.0", -1, true});
 		d.source = "simulated";
-		return std::make_unique<gpud::Daemon>(cfg, std::move(d), std::make_unique<FakeKernel>(m));
+		return std::make_unique<gpud::Daemon>(cfg, std::move(d), gpud::Engine{std::make_unique<FakeKernel>(m), nullptr});
 	}
 };
 
@@ -158,9 +158,9 @@ void register_task(Conn &root, std::uint64_t job, std::uint32_t step, pid_t pid)
 std::uint32_t agent_alloc(Module &m, std::uint32_t tenant, std::uint64_t bytes, std::uint64_t &buffer)
 {
 	std::uint32_t client = 0;
-	BOOST_REQUIRE_EQUAL(m.engine->client_create(client), 0);
+	BOOST_REQUIRE_EQUAL(m.engine.clients->client_create(client), 0);
 	gos_alloc_result r{};
-	BOOST_REQUIRE_EQUAL(m.engine->alloc(client, tenant, bytes, 8, 0, r), 0);
+	BOOST_REQUIRE_EQUAL(m.engine.clients->alloc(client, tenant, bytes, 8, 0, r), 0);
 	buffer = r.buffer;
 	return client;
 }
@@ -168,7 +168,7 @@ std::uint32_t agent_alloc(Module &m, std::uint32_t tenant, std::uint64_t bytes, 
 std::uint64_t tenant_demand(Module &m, std::uint32_t tenant)
 {
 	gos_tenant_stats st{};
-	BOOST_REQUIRE_EQUAL(m.engine->tenant_stats(tenant, st), 0);
+	BOOST_REQUIRE_EQUAL(m.engine.control->tenant_stats(tenant, st), 0);
 	return st.demand;
 }
 
@@ -222,10 +222,10 @@ BOOST_AUTO_TEST_CASE(agents_are_sent_to_the_device_and_tasks_are_bound)
 	BOOST_REQUIRE_EQUAL(root.ask(GOS_REQ_JOB_END, end).status, 0);
 	BOOST_TEST(mod.bindings.empty());
 	BOOST_TEST(tenant_demand(mod, bound[0]) == 64 * MiB);
-	BOOST_REQUIRE_EQUAL(mod.engine->free(file, buffer), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.clients->free(file, buffer), 0);
 	d->persist_tick();
 	gos_tenant_stats gone{};
-	BOOST_TEST(mod.engine->tenant_stats(bound[0], gone) == -EINVAL);
+	BOOST_TEST(mod.engine.control->tenant_stats(bound[0], gone) == -EINVAL);
 	BOOST_TEST(std::filesystem::exists(node.cfg.policy.report_dir + "/job-7.json"));
 }
 
@@ -296,19 +296,19 @@ BOOST_AUTO_TEST_CASE(tenants_no_record_names_are_removed_at_start)
 	// them: one empty, one holding a process's memory.
 	std::uint32_t empty = 0, busy = 0;
 	std::uint64_t buffer = 0;
-	BOOST_REQUIRE_EQUAL(mod.engine->tenant_create(1, 100, 0, empty), 0);
-	BOOST_REQUIRE_EQUAL(mod.engine->tenant_create(1, 100, 0, busy), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.control->tenant_create(1, 100, 0, empty), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.control->tenant_create(1, 100, 0, busy), 0);
 	std::uint32_t file = agent_alloc(mod, busy, 8 * MiB, buffer);
 
 	auto again = node.start(mod);
 	std::vector<std::uint32_t> left;
-	BOOST_REQUIRE_EQUAL(mod.engine->tenant_list(left), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.control->tenant_list(left), 0);
 	BOOST_TEST(left.size() == 2u);	// job 12's, and the busy one, retiring
 	BOOST_TEST(std::count(left.begin(), left.end(), empty) == 0);
 	gos_tenant_stats st{};
-	BOOST_REQUIRE_EQUAL(mod.engine->tenant_stats(busy, st), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.control->tenant_stats(busy, st), 0);
 	BOOST_TEST(st.weight == 1u);
-	BOOST_REQUIRE_EQUAL(mod.engine->free(file, buffer), 0);
+	BOOST_REQUIRE_EQUAL(mod.engine.clients->free(file, buffer), 0);
 	again->persist_tick();
-	BOOST_TEST(mod.engine->tenant_stats(busy, st) == -EINVAL);
+	BOOST_TEST(mod.engine.control->tenant_stats(busy, st) == -EINVAL);
 }
