@@ -32,10 +32,7 @@ bool someone_listens(const std::string &path)
 
 class Server::Connection : public std::enable_shared_from_this<Connection> {
 public:
-	Connection(local::socket sock, Daemon &daemon, std::uint32_t id) : sock_(std::move(sock)), daemon_(daemon)
-	{
-		session_.id = id;
-	}
+	Connection(local::socket sock, Daemon &daemon) : sock_(std::move(sock)), daemon_(daemon) {}
 
 	void start()
 	{
@@ -44,13 +41,12 @@ public:
 			GOS_LOG(log::warning, "connection without peer credentials refused");
 			return;
 		}
-		session_.peer = *peer;
+		pid_ = peer->pid;
 		std::weak_ptr<Connection> weak = shared_from_this();
-		session_.send = [weak](proto::Bytes b) {
+		session_ = daemon_.open(*peer, [weak](proto::Bytes b) {
 			if (auto self = weak.lock())
 				self->queue(std::move(b));
-		};
-		daemon_.attach(session_);
+		});
 		read();
 	}
 
@@ -69,13 +65,13 @@ private:
 				if (!f)
 					break;
 				if (f->hdr.type >= GOS_WIRE_REPLY) {
-					GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a non-request; disconnected");
+					GOS_LOG(log::warning, "pid " << self->pid_ << " sent a non-request; disconnected");
 					return self->close();
 				}
 				self->daemon_.handle(self->session_, *f);
 			}
 			if (self->decoder_.failed()) {
-				GOS_LOG(log::warning, "pid " << self->session_.peer.pid << " sent a bad frame ("
+				GOS_LOG(log::warning, "pid " << self->pid_ << " sent a bad frame ("
 							     << self->decoder_.error() << "); disconnected");
 				return self->close();
 			}
@@ -84,6 +80,9 @@ private:
 		});
 	}
 
+	// Called by the daemon, which must not hear of a close from inside its
+	// own call: a client that stopped reading is cut off now and closed
+	// from the loop.
 	void queue(proto::Bytes b)
 	{
 		if (closed_)
@@ -91,8 +90,10 @@ private:
 		queued_ += b.size();
 		out_.push_back(std::move(b));
 		if (queued_ > max_queued_bytes) {
-			GOS_LOG(log::warning, "pid " << session_.peer.pid << " stopped reading its messages; disconnected");
-			return close();
+			GOS_LOG(log::warning, "pid " << pid_ << " stopped reading its messages; disconnected");
+			closed_ = true;
+			asio::post(sock_.get_executor(), [self = shared_from_this()] { self->release(); });
+			return;
 		}
 		if (!writing_)
 			write();
@@ -118,14 +119,21 @@ private:
 		if (closed_)
 			return;
 		closed_ = true;
-		daemon_.detach(session_);
+		release();
+	}
+
+	// Once, from the event loop: close() or a cut-off client's post.
+	void release()
+	{
+		daemon_.close(session_);
 		boost::system::error_code ignored;
 		sock_.close(ignored);
 	}
 
 	local::socket sock_;
 	Daemon &daemon_;
-	Session session_;
+	SessionId session_ = 0;	// the daemon's session, ours from open() until release()
+	pid_t pid_ = 0;
 	std::array<std::uint8_t, 65536> buf_;
 	proto::Decoder decoder_;
 	std::deque<proto::Bytes> out_;
@@ -164,7 +172,7 @@ void Server::accept()
 {
 	acceptor_.async_accept([this](const boost::system::error_code &ec, local::socket sock) {
 		if (!ec)
-			std::make_shared<Connection>(std::move(sock), daemon_, ++next_session_)->start();
+			std::make_shared<Connection>(std::move(sock), daemon_)->start();
 		else if (ec != asio::error::operation_aborted)
 			GOS_LOG(log::warning, "accept: " << ec.message());
 		if (acceptor_.is_open())

@@ -34,7 +34,6 @@ private:
 	std::string config_path_;
 	boost::asio::local::stream_protocol::acceptor acceptor_;
 	boost::asio::signal_set signals_;
-	std::uint32_t next_session_ = 0;
 };
 
 } // namespace gos::gpud

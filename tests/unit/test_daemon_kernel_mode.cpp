@@ -103,17 +103,14 @@ struct Node {
 
 // One connection to the daemon object: requests in, the reply out.
 struct Conn {
-	gpud::Session s;
+	gpud::SessionId id;
 	proto::Bytes out;
 
-	Conn(gpud::Daemon &d, std::uint32_t id, uid_t uid) : daemon(d)
+	Conn(gpud::Daemon &d, uid_t uid) : daemon(d)
 	{
-		s.id = id;
-		s.peer = {::getpid(), uid, 0};
-		s.send = [this](proto::Bytes b) { out.insert(out.end(), b.begin(), b.end()); };
-		d.attach(s);
+		id = d.open({::getpid(), uid, 0}, [this](proto::Bytes b) { out.insert(out.end(), b.begin(), b.end()); });
 	}
-	~Conn() { daemon.detach(s); }
+	~Conn() { daemon.close(id); }
 
 	template <class T>
 	proto::Reply ask(std::uint16_t type, const T &payload)
@@ -124,7 +121,7 @@ struct Conn {
 		f.payload.assign(reinterpret_cast<const std::uint8_t *>(&payload),
 				 reinterpret_cast<const std::uint8_t *>(&payload) + sizeof payload);
 		out.clear();
-		daemon.handle(s, f);
+		daemon.handle(id, f);
 		proto::Decoder dec;
 		dec.feed(out.data(), out.size());
 		auto frame = dec.next();
@@ -179,7 +176,7 @@ BOOST_AUTO_TEST_CASE(agents_are_sent_to_the_device_and_tasks_are_bound)
 	Node node;
 	Module mod(0x1234);
 	auto d = node.start(mod);
-	Conn root(*d, 1, 0), agent(*d, 2, 1000);
+	Conn root(*d, 0), agent(*d, 1000);
 	register_step(root, 7, 0, {1});
 	register_task(root, 7, 0, ::getpid());
 	auto bound = mod.bindings.at({::getpid(), 0});
@@ -237,7 +234,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_daemon_keeps_the_tenants_of_the_same_module_loa
 	std::uint32_t tenant = 0;
 	std::uint64_t buffer = 0;
 	{
-		Conn root(*d, 1, 0);
+		Conn root(*d, 0);
 		register_step(root, 9, 0, {0});
 		register_task(root, 9, 0, ::getpid());
 		tenant = mod.bindings.at({::getpid(), 0}).at(0);
@@ -250,7 +247,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_daemon_keeps_the_tenants_of_the_same_module_loa
 	auto again = node.start(mod);
 	BOOST_TEST(mod.tenants_created == created);	// adopted, not made anew
 	BOOST_TEST(tenant_demand(mod, tenant) == 300 * MiB);
-	Conn root(*again, 1, 0);
+	Conn root(*again, 0);
 	gos_req_job q{9};
 	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
 	BOOST_TEST(report["gpus"][0]["peak_host_bytes"].get<std::uint64_t>() == 44 * MiB);
@@ -264,7 +261,7 @@ BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counter
 	auto d = node.start(first);
 	std::uint64_t buffer = 0;
 	{
-		Conn root(*d, 1, 0);
+		Conn root(*d, 0);
 		register_step(root, 11, 0, {0});
 		register_task(root, 11, 0, ::getpid());
 	}
@@ -276,7 +273,7 @@ BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counter
 	auto again = node.start(second);
 	BOOST_TEST(second.tenants_created == 1);
 	BOOST_TEST(second.bindings.count({::getpid(), 0}) == 1u);	// bound again
-	Conn root(*again, 1, 0);
+	Conn root(*again, 0);
 	gos_req_job q{11};
 	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
 	BOOST_TEST(report["gpus"][0]["bytes_placed_on_host"].get<std::uint64_t>() == 44 * MiB);
@@ -288,7 +285,7 @@ BOOST_AUTO_TEST_CASE(tenants_no_record_names_are_removed_at_start)
 	Module mod(0x3333);
 	auto d = node.start(mod);
 	{
-		Conn root(*d, 1, 0);
+		Conn root(*d, 0);
 		register_step(root, 12, 0, {0});
 	}
 	d.reset();

@@ -1,0 +1,128 @@
+// An agent's requests about itself and its job.
+#include <cstring>
+
+#include "common/util/log.hpp"
+#include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/report.hpp"
+
+namespace gos::gpud {
+
+Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
+{
+	gos_req_hello req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (s.job)
+		return {-EALREADY, "this connection already said hello", {}};
+	if (static_cast<pid_t>(req.pid) != s.peer.pid)
+		return {-EPERM, "pid " + std::to_string(req.pid) + " is not the connecting process (" +
+					std::to_string(s.peer.pid) + ")", {}};
+	auto job = ledger_.job_of_pid(s.peer.pid);
+	if (!job)
+		return {-EPERM, "process " + std::to_string(s.peer.pid) +
+					" is not a task of any job registered with gpuoversub on this node", {}};
+	if (req.job_id && req.job_id != *job)
+		return {-EPERM, "process " + std::to_string(s.peer.pid) + " belongs to job " + std::to_string(*job) +
+					", not job " + std::to_string(req.job_id), {}};
+	std::uint32_t client = 0;
+	if (orders_)
+		if (int err = orders_->connect(s.id, client))
+			return {err, "engine: " + errno_text(err), {}};
+	s.job = *job;
+	s.rank = req.rank;
+	Job &j = ledger_.at(*job);
+	j.rank(s.rank, s.peer.pid);	// listed in the report from now on
+	gos_rep_hello rep{};
+	rep.job_id = *job;
+	rep.client = client;
+	rep.ngpus = static_cast<std::uint32_t>(j.gpus.size());
+	rep.chunk_size = engine_.chunk_size();
+	rep.flags = orders_ ? 0 : GOS_HELLO_FLAG_KERNEL;
+	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
+	return {0, {}, raw(rep)};
+}
+
+Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
+{
+	gos_req_rank req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
+	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::terminated(req.node))
+		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name", {}};
+	// Counted so far under the old rank; from now on under the new one.
+	s.rank = req.rank;
+	ledger_.at(s.job).rank(s.rank, s.peer.pid);
+	GOS_LOG(log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
+				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
+	return {0, {}, {}};
+}
+
+// Rank 0's gather at MPI_Finalize: records for the job's report.
+Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
+{
+	gos_req_rank_report head;
+	if (f.payload.size() < sizeof head)
+		return {-EINVAL, "a rank report starts with its record count", {}};
+	std::memcpy(&head, f.payload.data(), sizeof head);
+	if (!head.count || head.count > GOS_RANK_REPORT_MAX || head.pad ||
+	    f.payload.size() != sizeof head + std::size_t(head.count) * sizeof(gos_rank_record))
+		return {-EINVAL, "a rank report holds 1 to " + std::to_string(GOS_RANK_REPORT_MAX) +
+					 " records, exactly as many as it says", {}};
+	std::vector<gos_rank_record> records(head.count);
+	std::memcpy(records.data(), f.payload.data() + sizeof head, records.size() * sizeof(gos_rank_record));
+	for (const auto &r : records)
+		if (r.rank < 0 || !proto::terminated(r.node))
+			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name", {}};
+	Job &job = ledger_.at(s.job);
+	for (const auto &r : records)
+		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
+					       r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
+					       r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges};
+	ledger_.save(job);	// at MPI_Finalize the job may end any moment
+	return {0, {}, {}};
+}
+
+Reply AgentHandlers::activity(Session &s, const proto::Frame &f)
+{
+	gos_req_activity req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	Job &job = ledger_.at(s.job);
+	if (req.gpu >= job.gpus.size())
+		return {-EINVAL, "not one of the job's GPUs", {}};
+	job.gpus[req.gpu].launches += req.launches;
+	job.gpus[req.gpu].reports_activity = true;
+	return {};
+}
+
+Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
+{
+	gos_req_meminfo req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	const Job &job = ledger_.at(s.job);
+	if (req.gpu >= job.gpus.size() || req.pad)
+		return {-EINVAL, "not one of the job's GPUs", {}};
+	gos_tenant_stats ts{};
+	gos_gpu_stats gs{};
+	if (int err = engine_.tenant_stats(job.gpus[req.gpu].tenant, ts))
+		return {err, "engine: " + errno_text(err), {}};
+	if (int err = engine_.gpu_stats(job.gpus[req.gpu].node_gpu, gs))
+		return {err, "engine: " + errno_text(err), {}};
+	gos_rep_meminfo rep{};
+	rep.allowed = ts.limit ? ts.limit : gs.capacity;
+	rep.used = ts.demand;
+	rep.entitlement = ts.entitlement;
+	rep.device_bytes = ts.resident;
+	rep.host_bytes = ts.host;
+	rep.numa_node = gpus_[job.gpus[req.gpu].node_gpu].numa_node;
+	return {0, {}, raw(rep)};
+}
+
+Reply AgentHandlers::stats(Session &s, const proto::Frame &)
+{
+	return {0, {}, build_report(ledger_.folded(ledger_.at(s.job)), {}, gpus_).dump()};
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,100 @@
+// An agent's engine calls, when the engine is the daemon's own.
+#include <chrono>
+
+#include "common/util/units.hpp"
+#include "daemon/gpud/handlers.hpp"
+
+namespace gos::gpud {
+
+Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
+{
+	gos_req_alloc req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	Job &job = ledger_.at(s.job);
+	if (req.gpu >= job.gpus.size())
+		return {-EINVAL, "GPU " + std::to_string(req.gpu) + " is not one of the job's " +
+					 std::to_string(job.gpus.size()) + " GPU(s)", {}};
+	if (req.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || req.pad)
+		return {-EINVAL, "unknown allocation flags", {}};
+	auto start = std::chrono::steady_clock::now();
+	std::uint32_t client = orders_.client_of(s.id);
+	gos_alloc_result res{};
+	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority,
+				req.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, res);
+	if (err == -EDQUOT)
+		return {err, "the job's GPU memory limit would be exceeded", {}};
+	if (err)
+		return {err, "allocation refused: " + errno_text(err), {}};
+	std::uint64_t spill_limit = cfg_.policy.host_spill_limit;
+	if (spill_limit && res.host_bytes && ledger_.tenants().host_bytes() > spill_limit) {
+		engine_.free(client, res.buffer);
+		return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(spill_limit) + " is reached", {}};
+	}
+	job.latency.add(static_cast<std::uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
+	RankStats &counters = job.rank(s.rank, s.peer.pid);
+	counters.allocs++;
+	counters.bytes_allocated += req.size;
+	gos_rep_alloc rep{};
+	rep.buffer = res.buffer;
+	rep.device_bytes = res.device_bytes;
+	rep.host_bytes = res.host_bytes;
+	rep.waiting_bytes = res.waiting_bytes;
+	rep.numa_node = gpus_[job.gpus[req.gpu].node_gpu].numa_node;
+	return {0, {}, raw(rep)};
+}
+
+Reply EngineHandlers::free_buffer(Session &s, const proto::Frame &f)
+{
+	gos_req_buffer req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	int err = engine_.free(orders_.client_of(s.id), req.buffer);
+	return {err, err ? "no such buffer of this process" : "", {}};
+}
+
+Reply EngineHandlers::set_priority(Session &s, const proto::Frame &f)
+{
+	gos_req_priority req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	int err = engine_.set_priority(orders_.client_of(s.id), req.buffer, req.offset, req.length, req.priority);
+	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
+}
+
+Reply EngineHandlers::order_done(Session &s, const proto::Frame &f)
+{
+	gos_req_order_done req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	int err = orders_.done(s, req.order, req.ok != 0);
+	return {err, err ? "no such order outstanding (expired, or its buffer was freed): restore the placement "
+			   "the daemon last gave": "", {}};
+}
+
+// The wire's placement codes are the engine's chunk states.
+constexpr bool same_code(gos_place p, gos_chunk_state c) { return int(p) == int(c); }
+static_assert(same_code(GOS_PLACE_DEVICE, GOS_CHUNK_DEVICE) && same_code(GOS_PLACE_HOST, GOS_CHUNK_HOST) &&
+	      same_code(GOS_PLACE_EVICTING, GOS_CHUNK_EVICTING) && same_code(GOS_PLACE_RETURNING, GOS_CHUNK_RETURNING) &&
+	      same_code(GOS_PLACE_WAITING, GOS_CHUNK_WAITING));
+
+Reply EngineHandlers::placement(Session &s, const proto::Frame &f)
+{
+	gos_req_placement req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!req.count || req.count > GOS_PLACEMENT_MAX)
+		return {-EINVAL, "ask for 1 to " + std::to_string(GOS_PLACEMENT_MAX) + " chunks", {}};
+	std::string states(req.count, '\0');
+	int err = engine_.placement(orders_.client_of(s.id), req.buffer, req.first, req.count,
+				    reinterpret_cast<std::uint8_t *>(states.data()));
+	if (err == -ENOENT)
+		return {err, "no such buffer of this process", {}};
+	if (err)
+		return {err, "chunks " + std::to_string(req.first) + " + " + std::to_string(req.count) +
+				     " are not all in the buffer", {}};
+	return {0, {}, std::move(states)};
+}
+
+} // namespace gos::gpud

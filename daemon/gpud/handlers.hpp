@@ -1,0 +1,98 @@
+// The daemon's request handlers, grouped by caller. Who may call each is
+// decided once, by the route table (routes.hpp), before a handler runs: a
+// handler checks only its request.
+#pragma once
+
+#include <vector>
+
+#include "common/config/config.hpp"
+#include "common/proto/wire.hpp"
+#include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/ledger.hpp"
+#include "daemon/gpud/orders.hpp"
+#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/sessions.hpp"
+#include "daemon/gpud/views.hpp"
+
+namespace gos::gpud {
+
+// The SPANK plugin's (root's): steps, tasks and the end of a job.
+class SlurmHandlers {
+public:
+	SlurmHandlers(JobLedger &ledger, const std::vector<Gpu> &gpus) : ledger_(ledger), gpus_(gpus) {}
+	Reply step_register(Session &s, const proto::Frame &f);
+	Reply step_end(Session &s, const proto::Frame &f);
+	Reply job_end(Session &s, const proto::Frame &f);
+	Reply task_register(Session &s, const proto::Frame &f);
+
+private:
+	JobLedger &ledger_;
+	const std::vector<Gpu> &gpus_;
+};
+
+// An agent's, for its own job: who it is, what it does, what it may use.
+// orders is null when the engine is the kernel's: the agent is then no
+// engine client of the daemon.
+class AgentHandlers {
+public:
+	AgentHandlers(JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus, OrderRouter *orders)
+		: ledger_(ledger), engine_(engine), gpus_(gpus), orders_(orders)
+	{
+	}
+	Reply hello(Session &s, const proto::Frame &f);
+	Reply rank(Session &s, const proto::Frame &f);
+	Reply rank_report(Session &s, const proto::Frame &f);
+	Reply activity(Session &s, const proto::Frame &f);
+	Reply meminfo(Session &s, const proto::Frame &f);
+	Reply stats(Session &s, const proto::Frame &f);
+
+private:
+	JobLedger &ledger_;
+	EngineControl &engine_;
+	const std::vector<Gpu> &gpus_;
+	OrderRouter *orders_;
+};
+
+// An agent's engine calls, made on the daemon only when the engine is the
+// daemon's own (in the kernel the agent makes them on /dev/gpuoversub).
+class EngineHandlers {
+public:
+	EngineHandlers(const config::Config &cfg, JobLedger &ledger, ClientEngine &engine, OrderRouter &orders,
+		       const std::vector<Gpu> &gpus)
+		: cfg_(cfg), ledger_(ledger), engine_(engine), orders_(orders), gpus_(gpus)
+	{
+	}
+	Reply alloc(Session &s, const proto::Frame &f);
+	Reply free_buffer(Session &s, const proto::Frame &f);
+	Reply set_priority(Session &s, const proto::Frame &f);
+	Reply order_done(Session &s, const proto::Frame &f);
+	Reply placement(Session &s, const proto::Frame &f);
+
+private:
+	const config::Config &cfg_;
+	JobLedger &ledger_;
+	ClientEngine &engine_;
+	OrderRouter &orders_;
+	const std::vector<Gpu> &gpus_;
+};
+
+// Anyone's: the node's status, its jobs, a job's report (its owner's and root's).
+class QueryHandlers {
+public:
+	QueryHandlers(const config::Config &cfg, JobLedger &ledger, Views &views, const std::vector<Gpu> &gpus)
+		: cfg_(cfg), ledger_(ledger), views_(views), gpus_(gpus)
+	{
+	}
+	Reply status(Session &s, const proto::Frame &f);
+	Reply jobs(Session &s, const proto::Frame &f);
+	Reply report(Session &s, const proto::Frame &f);
+
+private:
+	const config::Config &cfg_;
+	JobLedger &ledger_;
+	Views &views_;
+	const std::vector<Gpu> &gpus_;
+};
+
+} // namespace gos::gpud

@@ -1,0 +1,217 @@
+#include "daemon/gpud/ledger.hpp"
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+
+#include "common/util/atomic_file.hpp"
+#include "common/util/log.hpp"
+#include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/report.hpp"
+
+namespace gos::gpud {
+namespace {
+
+std::int64_t unix_now()
+{
+	return static_cast<std::int64_t>(std::time(nullptr));
+}
+
+} // namespace
+
+JobLedger::JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine,
+		     PolicyApplier &policy, std::function<void(std::uint64_t)> release)
+	: cfg_(cfg), gpus_(gpus), engine_(engine), policy_(policy), release_(std::move(release)),
+	  store_(cfg.start.state_dir), tenants_(engine)
+{
+}
+
+void JobLedger::resume()
+{
+	std::vector<std::string> problems;
+	jobs_ = store_.load_all(problems);
+	for (const auto &p : problems)
+		GOS_LOG(log::error, "state: " << p);
+	for (auto &[id, job] : jobs_) {
+		if (job.ended)
+			continue;	// report pending: persist retries it
+		bool fits = std::all_of(job.gpus.begin(), job.gpus.end(),
+					[&](const JobGpu &g) { return g.node_gpu < gpus_.size(); });
+		if (!fits) {
+			GOS_LOG(log::error, "state: job " << id << " names a GPU this node no longer has; its record is kept but ignored");
+			continue;
+		}
+		tenants_.adopt(job);
+		tenants_.ensure(job);
+		tenants_.bind(job);
+		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
+							   << job.pids.size() << " task(s)");
+	}
+	tenants_.sweep_unowned();
+	policy_.apply_all(jobs_);
+}
+
+Job *JobLedger::find(std::uint64_t job)
+{
+	auto it = jobs_.find(job);
+	return it == jobs_.end() ? nullptr : &it->second;
+}
+
+Job *JobLedger::find_step(std::uint64_t job, std::uint32_t step)
+{
+	Job *j = find(job);
+	return j && j->steps.count(step) ? j : nullptr;
+}
+
+std::optional<std::uint64_t> JobLedger::job_of_pid(pid_t pid) const
+{
+	std::optional<std::uint64_t> found;
+	auto known = [&](pid_t p) {
+		for (const auto &[id, job] : jobs_)
+			if (!job.ended && job.pids.count(p)) {
+				found = id;
+				return true;
+			}
+		return false;
+	};
+	if (registered_ancestor(pid, known))
+		return found;
+	// Slurm's cgroup plugin puts every task under .../job_<id>/, which a
+	// process cannot leave by itself.
+	auto cg = cgroup_job_of(pid);
+	if (cg && jobs_.count(*cg) && !jobs_.at(*cg).ended)
+		return cg;
+	return std::nullopt;
+}
+
+Job &JobLedger::create(const gos_req_step &req)
+{
+	Job &job = jobs_[req.job_id];
+	job.id = req.job_id;
+	job.uid = req.uid;
+	job.partition = req.partition;
+	job.account = req.account;
+	job.qos = req.qos;
+	job.factor_milli = req.factor_milli;
+	job.size_limit = req.size_limit;
+	job.started = unix_now();
+	return job;
+}
+
+RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
+{
+	Job *j = find(job);
+	return j ? &j->rank(rank, pid) : nullptr;
+}
+
+void JobLedger::admit(Job &job)
+{
+	tenants_.ensure(job);
+	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
+	for (const auto &g : job.gpus)
+		policy_.apply(g.node_gpu, jobs_);
+	save(job);
+}
+
+void JobLedger::end(std::uint64_t job)
+{
+	auto it = jobs_.find(job);
+	if (it != jobs_.end() && finish(it->second))
+		jobs_.erase(it);
+}
+
+void JobLedger::persist()
+{
+	tenants_.retry_retiring();
+	for (auto it = jobs_.begin(); it != jobs_.end();) {
+		if (it->second.ended && finish(it->second)) {
+			it = jobs_.erase(it);
+			continue;
+		}
+		save(it->second);
+		++it;
+	}
+}
+
+std::vector<gos_tenant_stats> JobLedger::live_stats(const Job &job)
+{
+	std::vector<gos_tenant_stats> out(job.gpus.size());
+	for (std::size_t i = 0; i < job.gpus.size(); i++)
+		if (job.gpus[i].tenant)
+			engine_.tenant_stats(job.gpus[i].tenant, out[i]);
+	return out;
+}
+
+Job JobLedger::snapshot(const Job &job)
+{
+	Job copy = job;
+	auto live = live_stats(job);
+	for (std::size_t i = 0; i < copy.gpus.size(); i++)
+		if (copy.gpus[i].tenant)
+			copy.gpus[i].live = CounterBase::of(live[i]);
+	return copy;
+}
+
+Job JobLedger::folded(const Job &job)
+{
+	Job copy = snapshot(job);
+	for (auto &g : copy.gpus) {
+		g.base.add(g.live);
+		g.live = {};
+	}
+	return copy;
+}
+
+void JobLedger::save(const Job &job)
+{
+	try {
+		Job now = snapshot(job);
+		std::string text = to_json(now).dump();
+		// Checkpoints run every second; only changed records are written.
+		if (saved_[job.id] == text)
+			return;
+		make_dirs(cfg_.start.state_dir, 0700);
+		store_.save(now);
+		saved_[job.id] = text;
+	} catch (const std::exception &e) {
+		// A full disk must not take the node down: the in-memory ledger
+		// stays right, only restart safety is at risk until it saves.
+		GOS_LOG(log::error, "state: cannot save job " << job.id << ": " << e.what());
+	}
+}
+
+// Releases the job's processes and tenants once, then writes its report.
+// A report that cannot be written (full disk, say) keeps the job as
+// "ended, report pending"; persist retries, so nothing is lost.
+bool JobLedger::finish(Job &job)
+{
+	if (!job.ended) {
+		release_(job.id);	// its processes are gone or going
+		job = folded(job);	// live counters into the record, for good
+		tenants_.unbind(job);
+		std::set<std::uint32_t> gpus;
+		for (auto &g : job.gpus) {
+			if (g.tenant)
+				tenants_.retire(g.tenant);
+			g.tenant = 0;	// no longer counted by the policy
+			gpus.insert(g.node_gpu);
+		}
+		for (auto g : gpus)
+			policy_.apply(g, jobs_);
+		job.ended = unix_now();
+	}
+	nlohmann::json rep = build_report(job, {}, gpus_);
+	try {
+		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
+	} catch (const std::exception &e) {
+		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
+		save(job);
+		return false;
+	}
+	store_.remove(job.id);
+	saved_.erase(job.id);
+	GOS_LOG(log::notice, report_summary(rep));
+	return true;
+}
+
+} // namespace gos::gpud

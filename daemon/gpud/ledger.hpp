@@ -1,0 +1,80 @@
+// The jobs on this node, as the SPANK plugin registered them: their
+// records, their tenants in the engine, their persistence in the state
+// directory, and their end, which writes the report.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gpuoversub/abi.h>
+
+#include "common/config/config.hpp"
+#include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/policy.hpp"
+#include "daemon/gpud/tenants.hpp"
+
+namespace gos::gpud {
+
+class JobLedger {
+public:
+	using Jobs = std::map<std::uint64_t, Job>;
+
+	// release is called once as a job ends, before its tenants go: the
+	// job's processes are done, so their sessions let go of it.
+	JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine, PolicyApplier &policy,
+		  std::function<void(std::uint64_t job)> release);
+
+	// Loads the saved records at start: the jobs get their tenants back
+	// (or new ones) and their processes are bound again.
+	void resume();
+
+	Jobs &jobs() { return jobs_; }
+	Job *find(std::uint64_t job);
+	Job &at(std::uint64_t job) { return jobs_.at(job); }	// throws std::out_of_range
+	Job *find_step(std::uint64_t job, std::uint32_t step);
+	// The registered job a process belongs to: a task of it, a descendant
+	// of one, or in its Slurm cgroup.
+	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;
+	// A new job's record, from its first step's registration.
+	Job &create(const gos_req_step &req);
+	// The counters of one rank (one process) of a job; null if the job is gone.
+	RankStats *counters(std::uint64_t job, int rank, pid_t pid);
+	TenantBook &tenants() { return tenants_; }
+
+	// After a step registered: tenants for the job's GPUs, its processes
+	// bound to all of them, every GPU's policy set again, the record saved.
+	void admit(Job &job);
+	// Ends the job (finish) and drops it once its report is written.
+	void end(std::uint64_t job);
+	// Every checkpoint: retires what could not be retired, retries pending
+	// reports, and saves changed records.
+	void persist();
+
+	std::vector<gos_tenant_stats> live_stats(const Job &job);
+	Job folded(const Job &job);	// a copy with the live counters folded into the base
+	void save(const Job &job);
+
+private:
+	Job snapshot(const Job &job);	// a copy with the tenants' live counters
+	bool finish(Job &job);
+
+	const config::Config &cfg_;
+	const std::vector<Gpu> &gpus_;
+	EngineControl &engine_;
+	PolicyApplier &policy_;
+	std::function<void(std::uint64_t)> release_;
+	JobStore store_;
+	TenantBook tenants_;
+	Jobs jobs_;
+	std::map<std::uint64_t, std::string> saved_;	// last record written per job
+};
+
+} // namespace gos::gpud

@@ -1,0 +1,97 @@
+#include "daemon/gpud/orders.hpp"
+
+namespace gos::gpud {
+
+int OrderRouter::connect(SessionId id, std::uint32_t &client)
+{
+	if (int err = clients_.client_create(client))
+		return err;
+	by_session_[id].id = client;
+	return 0;
+}
+
+void OrderRouter::disconnect(SessionId id)
+{
+	auto it = by_session_.find(id);
+	if (it == by_session_.end())
+		return;
+	clients_.client_exit(it->second.id);
+	by_session_.erase(it);
+	flush();
+}
+
+std::uint32_t OrderRouter::client_of(SessionId id) const
+{
+	auto it = by_session_.find(id);
+	return it == by_session_.end() ? 0 : it->second.id;
+}
+
+int OrderRouter::done(const Session &s, std::uint64_t order, bool ok)
+{
+	auto c = by_session_.find(s.id);
+	if (c == by_session_.end())
+		return -ENOENT;
+	int err = clients_.order_done(c->second.id, order, ok);
+	auto it = c->second.orders.find(order);
+	if (it != c->second.orders.end()) {
+		RankStats *rs = ledger_.counters(s.job, s.rank, s.peer.pid);
+		if (!err && ok && rs)
+			(it->second.first == GOS_ORDER_EVICT ? rs->bytes_evicted : rs->bytes_returned) += it->second.second;
+		c->second.orders.erase(it);
+	}
+	return err;
+}
+
+void OrderRouter::flush()
+{
+	for (auto &[id, client] : by_session_) {
+		Session *s = sessions_.find(id);
+		gos_message msgs[64];
+		int n;
+		while (s && (n = clients_.read_messages(client.id, msgs, 64)) > 0)
+			for (int i = 0; i < n; i++) {
+				if (msgs[i].id)
+					client.orders[msgs[i].id] = {msgs[i].kind, msgs[i].length};
+				deliver(*s, msgs[i]);
+			}
+	}
+}
+
+// An engine message as the agent's order: the GPU as the job's own index,
+// with the NUMA node of the GPU for evicted data.
+void OrderRouter::deliver(Session &s, const gos_message &m)
+{
+	auto owner = ledger_.tenants().owner(m.tenant);
+	gos_wire_order o{};
+	o.id = m.id;
+	o.kind = m.kind;
+	o.gpu = owner ? owner->view : 0;
+	o.buffer = m.buffer;
+	o.offset = m.offset;
+	o.length = m.length;
+	o.device_bytes = m.device_bytes;
+	o.host_bytes = m.host_bytes;
+	o.entitlement = m.entitlement;
+	o.numa_node = -1;
+	Job *job = ledger_.find(s.job);
+	if (job && o.gpu < job->gpus.size())
+		o.numa_node = gpus_[job->gpus[o.gpu].node_gpu].numa_node;
+	if (m.kind == GOS_MSG_ADVICE) {
+		gos_tenant_stats ts{};
+		if (!control_.tenant_stats(m.tenant, ts))
+			o.oversub_ns = ts.oversub_ns;	// how long, for the advice record
+		if (job) {
+			job->rank(s.rank, s.peer.pid).advice++;
+			job->advice_events++;
+		}
+	}
+	s.send(proto::encode(GOS_WIRE_ORDER, 0, o));
+}
+
+void OrderRouter::tick()
+{
+	clients_.tick();
+	flush();
+}
+
+} // namespace gos::gpud

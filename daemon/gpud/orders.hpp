@@ -1,0 +1,54 @@
+// The engine's orders to the agents, when the engine is the daemon's own.
+// Each session that said hello is an engine client; flush() sends every
+// client the orders the engine has for it and remembers those awaiting an
+// answer, so a done order counts its bytes for the agent's rank.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/ledger.hpp"
+#include "daemon/gpud/sessions.hpp"
+
+namespace gos::gpud {
+
+class OrderRouter {
+public:
+	OrderRouter(ClientEngine &clients, EngineControl &control, SessionTable &sessions, JobLedger &ledger,
+		    const std::vector<Gpu> &gpus)
+		: clients_(clients), control_(control), sessions_(sessions), ledger_(ledger), gpus_(gpus)
+	{
+	}
+
+	// At hello: the session's engine client.
+	int connect(SessionId id, std::uint32_t &client);
+	// The process is gone or its job ended: what it held is freed, and
+	// others' evicted data may return.
+	void disconnect(SessionId id);
+	std::uint32_t client_of(SessionId id) const;	// 0 if none
+	// The agent's answer to an order, passed to the engine.
+	int done(const Session &s, std::uint64_t order, bool ok);
+	// Sends every client the orders the engine has for it.
+	void flush();
+	void tick();	// the engine's return pass, then its orders
+
+private:
+	struct Client {
+		std::uint32_t id = 0;
+		std::map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> orders;	// id -> (kind, bytes)
+	};
+	void deliver(Session &s, const gos_message &m);
+
+	ClientEngine &clients_;
+	EngineControl &control_;
+	SessionTable &sessions_;
+	JobLedger &ledger_;
+	const std::vector<Gpu> &gpus_;
+	std::map<SessionId, Client> by_session_;
+};
+
+} // namespace gos::gpud

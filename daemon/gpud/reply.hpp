@@ -1,0 +1,31 @@
+// What a request gets back, and the small helpers the daemon's parts share
+// to build replies and messages.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace gos::gpud {
+
+struct Reply {
+	int status = 0;
+	std::string error;
+	std::string body;	// raw bytes for fixed replies, JSON text otherwise
+};
+
+// A fixed reply struct as the body's bytes.
+template <class T>
+std::string raw(const T &v)
+{
+	static_assert(std::is_trivially_copyable_v<T>);
+	return std::string(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+// An engine's negative errno (or a positive one) in words.
+inline std::string errno_text(int err)
+{
+	return std::strerror(err < 0 ? -err : err);
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,34 @@
+// The route table: which handler serves each request type, and who may
+// call it. The permission is decided here, once, before any handler runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+
+#include "common/proto/wire.hpp"
+#include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/sessions.hpp"
+
+namespace gos::gpud {
+
+class Routes {
+public:
+	// engine is null when the engine is the kernel's: the agents' engine
+	// requests are then answered with where to make them instead.
+	Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engine, QueryHandlers &query);
+	Reply dispatch(Session &s, const proto::Frame &f) const;
+
+private:
+	// anyone; an agent that said hello (for its own job); root (the SPANK plugin).
+	enum class Caller { anyone, agent, root };
+	using Handler = std::function<Reply(Session &, const proto::Frame &)>;
+	struct Route {
+		Caller who;
+		Handler run;
+	};
+	std::map<std::uint16_t, Route> table_;
+};
+
+} // namespace gos::gpud

@@ -1,0 +1,112 @@
+// Steps, tasks and job ends from the SPANK plugin.
+#include <algorithm>
+#include <set>
+
+#include "common/util/log.hpp"
+#include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/identity.hpp"
+
+namespace gos::gpud {
+namespace {
+
+Reply no_step(std::uint64_t job, std::uint32_t step)
+{
+	return {-ENOENT, "no step " + std::to_string(step) + " of job " + std::to_string(job), {}};
+}
+
+} // namespace
+
+Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
+{
+	gos_req_step req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	if (!req.job_id)
+		return {-EINVAL, "job id 0", {}};
+	if (!req.ngpus || req.ngpus > GOS_MAX_STEP_GPUS)
+		return {-EINVAL, "a step needs 1 to " + std::to_string(GOS_MAX_STEP_GPUS) + " GPUs", {}};
+	if (!proto::terminated(req.partition) || !proto::terminated(req.account) || !proto::terminated(req.qos))
+		return {-EINVAL, "partition, account or QOS name not terminated", {}};
+	std::set<std::uint32_t> seen;
+	for (std::uint32_t i = 0; i < req.ngpus; i++) {
+		if (req.gpus[i] >= gpus_.size())
+			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " does not exist on this node (it has " +
+						 std::to_string(gpus_.size()) + ")", {}};
+		if (!seen.insert(req.gpus[i]).second)
+			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " listed twice", {}};
+	}
+	Job *job = ledger_.find(req.job_id);
+	if (!job)
+		job = &ledger_.create(req);
+	else if (job->uid != req.uid)
+		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
+	else if (job->ended)
+		return {-EBUSY, "job " + std::to_string(req.job_id) + " ended and its report is still pending", {}};
+	for (std::uint32_t i = 0; i < req.ngpus; i++)
+		if (std::none_of(job->gpus.begin(), job->gpus.end(), [&](auto &g) { return g.node_gpu == req.gpus[i]; })) {
+			JobGpu g;
+			g.node_gpu = req.gpus[i];
+			job->gpus.push_back(g);
+		}
+	job->steps.insert(req.step_id);
+	ledger_.admit(*job);
+	GOS_LOG(log::info, "job " << job->id << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
+	return {};
+}
+
+Reply SlurmHandlers::step_end(Session &, const proto::Frame &f)
+{
+	gos_req_step_ref req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	Job *job = ledger_.find_step(req.job_id, req.step_id);
+	if (!job)
+		return no_step(req.job_id, req.step_id);
+	job->steps.erase(req.step_id);
+	if (job->steps.empty())
+		ledger_.end(job->id);
+	else
+		ledger_.save(*job);
+	return {};
+}
+
+// The epilog's word that the job is over, whatever steps did not say so
+// (a slurmstepd killed before its exit hook).
+Reply SlurmHandlers::job_end(Session &, const proto::Frame &f)
+{
+	gos_req_job req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	Job *job = ledger_.find(req.job_id);
+	if (!job)
+		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not registered on this node", {}};
+	if (!job->steps.empty())
+		GOS_LOG(log::warning, "job " << req.job_id << " ended with " << job->steps.size()
+					     << " step(s) that never said so");
+	job->steps.clear();
+	ledger_.end(job->id);
+	return {};
+}
+
+Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
+{
+	gos_req_task req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	Job *job = ledger_.find_step(req.job_id, req.step_id);
+	if (!job)
+		return no_step(req.job_id, req.step_id);
+	if (req.pid <= 1)
+		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task", {}};
+	pid_t pid = static_cast<pid_t>(req.pid);
+	job->pids.insert(pid);
+	if (!job->cgroup)
+		job->cgroup = job_cgroup_id(pid, job->id).value_or(0);
+	ledger_.save(*job);
+	if (int err = ledger_.tenants().bind(*job))
+		return {err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(job->id) +
+				     ": " + errno_text(err), {}};
+	return {};
+}
+
+} // namespace gos::gpud

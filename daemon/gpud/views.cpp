@@ -1,0 +1,54 @@
+#include "daemon/gpud/views.hpp"
+
+namespace gos::gpud {
+
+nlohmann::json Views::status()
+{
+	nlohmann::json gpus = nlohmann::json::array();
+	for (const Gpu &g : discovery_.gpus) {
+		gos_gpu_stats st{};
+		engine_.gpu_stats(g.index, st);
+		nlohmann::json tenants = nlohmann::json::array();
+		for (const auto &[id, job] : ledger_.jobs())
+			for (const auto &jg : job.gpus) {
+				if (jg.node_gpu != g.index || !jg.tenant)
+					continue;
+				gos_tenant_stats ts{};
+				engine_.tenant_stats(jg.tenant, ts);
+				tenants.push_back({{"job", id}, {"weight", ts.weight / 100.0}, {"limit", ts.limit},
+						   {"min_bytes", ts.min_bytes}, {"demand", ts.demand},
+						   {"entitlement", ts.entitlement}, {"resident", ts.resident},
+						   {"host", ts.host}, {"throttled", ts.throttled != 0}, {"idle", jg.deflated},
+						   {"oversubscribed_s", static_cast<double>(ts.oversub_ns) / 1e9}});
+			}
+		gpus.push_back({{"gpu", g.index}, {"pci_bus_id", g.pci_bus_id}, {"numa_node", g.numa_node},
+				{"memory", g.memory}, {"simulated", g.simulated}, {"capacity", st.capacity},
+				{"used", st.used}, {"external", st.external}, {"evicting", st.evicting},
+				{"waiting", st.waiting}, {"tenants", tenants}});
+	}
+	// Agents that said hello: in kernel mode they are no engine clients of the daemon.
+	return {{"engine", engine_.name()}, {"gpu_source", discovery_.source}, {"jobs", ledger_.jobs().size()},
+		{"agents", sessions_.agents()}, {"gpus", gpus}};
+}
+
+nlohmann::json Views::jobs()
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (const auto &[id, job] : ledger_.jobs()) {
+		auto live = ledger_.live_stats(job);
+		std::uint64_t resident = 0, host = 0;
+		nlohmann::json gpus = nlohmann::json::array();
+		for (std::size_t i = 0; i < job.gpus.size(); i++) {
+			resident += live[i].resident;
+			host += live[i].host;
+			gpus.push_back(job.gpus[i].node_gpu);
+		}
+		out.push_back({{"job", id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
+			       {"qos", job.qos}, {"steps", job.steps.size()}, {"tasks", job.pids.size()}, {"gpus", gpus},
+			       {"resident", resident}, {"host", host}, {"started", job.started},
+			       {"report_pending", job.ended != 0}});
+	}
+	return out;
+}
+
+} // namespace gos::gpud

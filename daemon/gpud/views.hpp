@@ -1,0 +1,31 @@
+// What gpuoversubctl shows: the node's GPUs with the jobs' tenants on them
+// (status), and the jobs registered here (jobs).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/ledger.hpp"
+#include "daemon/gpud/sessions.hpp"
+
+namespace gos::gpud {
+
+class Views {
+public:
+	Views(const Discovery &discovery, EngineControl &engine, JobLedger &ledger, const SessionTable &sessions)
+		: discovery_(discovery), engine_(engine), ledger_(ledger), sessions_(sessions)
+	{
+	}
+
+	nlohmann::json status();
+	nlohmann::json jobs();
+
+private:
+	const Discovery &discovery_;
+	EngineControl &engine_;
+	JobLedger &ledger_;
+	const SessionTable &sessions_;
+};
+
+} // namespace gos::gpud
