@@ -31,7 +31,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
 	  orders_(order_router(engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
-	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_),
+	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),
 	  outside_(discovery_, sessions_, *engine_.control),
 	  slurm_(ledger_, discovery_.gpus),
 	  agent_(ledger_, *engine_.control, discovery_.gpus, orders_.get()),

@@ -1,5 +1,7 @@
 // The Prometheus textfile for node_exporter's textfile collector, written
-// atomically every exporter period when the policy names one.
+// atomically every exporter period when the policy names one. Each metric
+// family has its HELP and TYPE; names carry their unit, and counters end
+// in _total (gpuoversubd(8) lists them).
 #pragma once
 
 #include <vector>
@@ -13,8 +15,11 @@ namespace gos::gpud {
 
 class Exporter {
 public:
-	Exporter(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine, JobLedger &ledger)
-		: cfg_(cfg), gpus_(gpus), engine_(engine), ledger_(ledger)
+	// The host spill limit holds only where allocations pass through the
+	// daemon (its own engine); elsewhere the file says 0, no limit.
+	Exporter(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine, JobLedger &ledger,
+		 bool enforces_spill_limit)
+		: cfg_(cfg), gpus_(gpus), engine_(engine), ledger_(ledger), enforces_spill_limit_(enforces_spill_limit)
 	{
 	}
 
@@ -25,6 +30,7 @@ private:
 	const std::vector<Gpu> &gpus_;
 	EngineControl &engine_;
 	JobLedger &ledger_;
+	bool enforces_spill_limit_;
 };
 
 } // namespace gos::gpud

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -387,23 +388,57 @@ BOOST_AUTO_TEST_CASE(an_idle_job_is_ballooned_down_and_restored)
 	BOOST_TEST(me.call(GOS_REQ_ACTIVITY, wrong).status == -EINVAL);
 }
 
+// Prometheus conventions: each family once, with HELP and TYPE before its
+// samples; units in the names; counters end in _total.
 BOOST_AUTO_TEST_CASE(the_prometheus_textfile_is_written)
 {
 	DaemonUnderTest probe("", false);
 	std::string file = probe.dir + "/metrics.prom";
-	DaemonUnderTest d("exporter: {textfile: " + file + ", period: 100ms}\n");
+	DaemonUnderTest d("exporter: {textfile: " + file + ", period: 100ms}\nhost_spill_limit: 4G\n");
 	d.register_step(3);
 	auto a = agent(d, 3, {{64 * MiB}});
 	a->wait_for("alloc");
-	BOOST_REQUIRE(eventually([&] {
+	auto text = [&] {
 		std::stringstream ss;
 		ss << std::ifstream(file).rdbuf();
-		return ss.str().find("gpuoversub_job_resident_bytes{job=\"3\",gpu=\"0\"} 67108864") != std::string::npos;
-	}));
-	std::stringstream ss;
-	ss << std::ifstream(file).rdbuf();
-	BOOST_TEST(ss.str().find("gpuoversub_gpu_capacity_bytes{gpu=\"0\"} 1073741824") != std::string::npos);
-	BOOST_TEST(ss.str().find("# TYPE gpuoversub_gpu_capacity_bytes gauge") != std::string::npos);
+		return ss.str();
+	};
+	BOOST_REQUIRE(eventually(
+		[&] { return text().find("gpuoversub_job_resident_bytes{job=\"3\",gpu=\"0\"} 67108864\n") != std::string::npos; }));
+	std::string metrics = text();
+	for (const char *sample : {"gpuoversub_gpu_capacity_bytes{gpu=\"0\"} 1073741824\n",
+				   "gpuoversub_gpu_used_bytes{gpu=\"0\"} 67108864\n",
+				   "gpuoversub_gpu_external_bytes{gpu=\"0\"} 0\n",
+				   "gpuoversub_job_host_bytes{job=\"3\",gpu=\"0\"} 0\n",
+				   "gpuoversub_job_entitlement_bytes{job=\"3\",gpu=\"0\"} ",
+				   "gpuoversub_job_throttled{job=\"3\",gpu=\"0\"} 0\n",
+				   "gpuoversub_job_evicted_bytes_total{job=\"3\",gpu=\"0\"} 0\n",
+				   "gpuoversub_job_returned_bytes_total{job=\"3\",gpu=\"0\"} 0\n",
+				   "gpuoversub_job_oversubscribed_seconds_total{job=\"3\",gpu=\"0\"} 0.000000000\n",
+				   "gpuoversub_node_host_bytes 0\n", "gpuoversub_node_host_spill_limit_bytes 4294967296\n",
+				   "# TYPE gpuoversub_job_evicted_bytes_total counter\n",
+				   "# TYPE gpuoversub_gpu_capacity_bytes gauge\n"})
+		BOOST_TEST(metrics.find(sample) != std::string::npos, "missing: " << sample);
+	std::set<std::string> typed;
+	std::string family;
+	std::istringstream lines(metrics);
+	for (std::string line; std::getline(lines, line);) {
+		std::istringstream words(line);
+		std::string first, second, name;
+		words >> first >> second >> name;
+		if (first == "#") {
+			if (second == "HELP")
+				family = name;
+			else
+				BOOST_TEST((second == "TYPE" && name == family && typed.insert(family).second), line);
+			continue;
+		}
+		std::string sample = first.substr(0, first.find('{'));
+		BOOST_TEST((sample == family && typed.count(family)), "sample outside its family: " << line);
+		bool counter = metrics.find("# TYPE " + sample + " counter\n") != std::string::npos;
+		BOOST_TEST(counter == (sample.size() > 6 && sample.substr(sample.size() - 6) == "_total"), line);
+	}
+	BOOST_TEST(typed.size() == 12u);
 }
 
 // A full disk at job end: the daemon keeps serving, keeps the job as
