@@ -12,7 +12,7 @@ std::unique_ptr<OrderRouter> order_router(Engine &engine, SessionTable &sessions
 {
 	if (!engine.clients)
 		return nullptr;
-	return std::make_unique<OrderRouter>(*engine.clients, *engine.control, sessions, ledger, gpus);
+	return std::make_unique<OrderRouter>(*engine.clients, sessions, ledger, gpus);
 }
 
 std::unique_ptr<EngineHandlers> engine_calls(const config::Config &cfg, Engine &engine, JobLedger &ledger,

@@ -40,32 +40,53 @@ double LatencyHistogram::percentile_us(double p) const
 	return std::exp2(static_cast<double>(buckets.size()) / 2) / 1000;
 }
 
+namespace {
+
+std::uint64_t merged_counter(std::uint64_t a, std::uint64_t b)
+{
+	return a + b;
+}
+
+std::uint64_t merged_peak(std::uint64_t a, std::uint64_t b)
+{
+	return std::max(a, b);
+}
+
+} // namespace
+
 CounterBase CounterBase::of(const gos_tenant_stats &st)
 {
 	CounterBase c;
-	c.bytes_evicted = st.bytes_evicted;
-	c.evictions = st.evictions;
-	c.bytes_returned = st.bytes_returned;
-	c.returns = st.returns;
-	c.bytes_host_placed = st.bytes_host_placed;
-	c.oversub_ns = st.oversub_ns;
-	c.throttle_events = st.throttle_events;
-	c.peak_resident = st.peak_resident;
-	c.peak_host = st.peak_host;
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_KEPT_##kind(GOS_COPY, name)
+#define GOS_COPY(name, kind) c.name = st.name;
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_COPY
 	return c;
 }
 
 void CounterBase::add(const CounterBase &o)
 {
-	bytes_evicted += o.bytes_evicted;
-	evictions += o.evictions;
-	bytes_returned += o.bytes_returned;
-	returns += o.returns;
-	bytes_host_placed += o.bytes_host_placed;
-	oversub_ns += o.oversub_ns;
-	throttle_events += o.throttle_events;
-	peak_resident = std::max(peak_resident, o.peak_resident);
-	peak_host = std::max(peak_host, o.peak_host);
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_KEPT_##kind(GOS_MERGE, name)
+#define GOS_MERGE(name, kind) name = merged_##kind(name, o.name);
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_MERGE
+}
+
+void to_json(nlohmann::json &j, const CounterBase &c)
+{
+	j = nlohmann::json::object();
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_KEPT_##kind(GOS_WRITE, name)
+#define GOS_WRITE(name, kind) j[#name] = c.name;
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_WRITE
+}
+
+void from_json(const nlohmann::json &j, CounterBase &c)
+{
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_KEPT_##kind(GOS_READ, name)
+#define GOS_READ(name, kind) c.name = j.value(#name, decltype(c.name){0});
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_READ
 }
 
 void RankStats::add(const RankStats &o)

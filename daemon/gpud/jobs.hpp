@@ -19,6 +19,13 @@
 #include "daemon/gpud/activity.hpp"
 #include "gos_engine.h"
 
+// F(name, kind) for the fields of tenant_stats.def a CounterBase keeps.
+#define GOS_KEPT_counter(F, name) F(name, counter)
+#define GOS_KEPT_peak(F, name) F(name, peak)
+#define GOS_KEPT_gauge(F, name)
+#define GOS_KEPT_setting(F, name)
+#define GOS_KEPT_identity(F, name)
+
 namespace gos::gpud {
 
 // Log-scale histogram (two buckets per power of two) of nanoseconds:
@@ -50,15 +57,21 @@ struct MpiRank {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MpiRank, rank, local_rank, managed, pid, node, device_bytes, host_bytes, evictions,
 				   returns, bytes_evicted, bytes_returned, advice, pinned_bytes, exchanges)
 
-// Engine counters carried over from before a daemon restart.
+// A tenant's counters and peaks, the fields of tenant_stats.def of those
+// kinds: carried over a daemon restart in the job's record, and summed (or
+// for peaks, maxed) over the tenants a job had on a GPU.
 struct CounterBase {
-	std::uint64_t bytes_evicted = 0, evictions = 0, bytes_returned = 0, returns = 0, bytes_host_placed = 0;
-	std::uint64_t oversub_ns = 0, throttle_events = 0, peak_resident = 0, peak_host = 0;
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_KEPT_##kind(GOS_COUNTER_FIELD, name)
+#define GOS_COUNTER_FIELD(name, kind) decltype(gos_tenant_stats::name) name = 0;
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_COUNTER_FIELD
 	static CounterBase of(const gos_tenant_stats &st);	// a tenant's live counters
 	void add(const CounterBase &o);				// sums, and the larger peaks
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CounterBase, bytes_evicted, evictions, bytes_returned, returns, bytes_host_placed,
-				   oversub_ns, throttle_events, peak_resident, peak_host)
+// Its JSON names the fields as the list does; a field the record lacks
+// (from before the list grew) reads as 0.
+void to_json(nlohmann::json &j, const CounterBase &c);
+void from_json(const nlohmann::json &j, CounterBase &c);
 
 struct JobGpu {
 	std::uint32_t node_gpu = 0;

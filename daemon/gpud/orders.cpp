@@ -57,33 +57,20 @@ void OrderRouter::flush()
 	}
 }
 
-// An engine message as the agent's order: the GPU as the job's own index,
-// with the NUMA node of the GPU for evicted data.
+// The engine's message as the agent's order (gos_order_of_message, as the
+// module writes it), with the GPU as the job's own index and the NUMA node
+// next to that GPU for evicted data.
 void OrderRouter::deliver(Session &s, const gos_message &m)
 {
 	auto owner = ledger_.tenants().owner(m.tenant);
-	gos_wire_order o{};
-	o.id = m.id;
-	o.kind = m.kind;
-	o.gpu = owner ? owner->view : 0;
-	o.buffer = m.buffer;
-	o.offset = m.offset;
-	o.length = m.length;
-	o.device_bytes = m.device_bytes;
-	o.host_bytes = m.host_bytes;
-	o.entitlement = m.entitlement;
-	o.numa_node = -1;
+	gos_wire_order o;
+	gos_order_of_message(&m, owner ? owner->view : 0, &o);
 	Job *job = ledger_.find(s.job);
 	if (job && o.gpu < job->gpus.size())
 		o.numa_node = gpus_[job->gpus[o.gpu].node_gpu].numa_node;
-	if (m.kind == GOS_MSG_ADVICE) {
-		gos_tenant_stats ts{};
-		if (!control_.tenant_stats(m.tenant, ts))
-			o.oversub_ns = ts.oversub_ns;	// how long, for the advice record
-		if (job) {
-			job->rank(s.rank, s.peer.pid).advice++;
-			job->advice_events++;
-		}
+	if (m.kind == GOS_MSG_ADVICE && job) {
+		job->rank(s.rank, s.peer.pid).advice++;
+		job->advice_events++;
 	}
 	s.send(proto::encode(GOS_WIRE_ORDER, 0, o));
 }

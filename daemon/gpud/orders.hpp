@@ -18,9 +18,8 @@ namespace gos::gpud {
 
 class OrderRouter {
 public:
-	OrderRouter(ClientEngine &clients, EngineControl &control, SessionTable &sessions, JobLedger &ledger,
-		    const std::vector<Gpu> &gpus)
-		: clients_(clients), control_(control), sessions_(sessions), ledger_(ledger), gpus_(gpus)
+	OrderRouter(ClientEngine &clients, SessionTable &sessions, JobLedger &ledger, const std::vector<Gpu> &gpus)
+		: clients_(clients), sessions_(sessions), ledger_(ledger), gpus_(gpus)
 	{
 	}
 
@@ -44,7 +43,6 @@ private:
 	void deliver(Session &s, const gos_message &m);
 
 	ClientEngine &clients_;
-	EngineControl &control_;
 	SessionTable &sessions_;
 	JobLedger &ledger_;
 	const std::vector<Gpu> &gpus_;

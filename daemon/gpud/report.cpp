@@ -34,17 +34,11 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		if (i < live.size())
 			c.add(CounterBase::of(live[i]));
 		const Gpu *g = job.gpus[i].node_gpu < gpus.size() ? &gpus[job.gpus[i].node_gpu] : nullptr;
-		per_gpu.push_back({{"gpu", job.gpus[i].node_gpu},
-				   {"pci_bus_id", g ? g->pci_bus_id : ""},
-				   {"peak_device_bytes", c.peak_resident},
-				   {"peak_host_bytes", c.peak_host},
-				   {"bytes_evicted", c.bytes_evicted},
-				   {"evictions", c.evictions},
-				   {"bytes_returned", c.bytes_returned},
-				   {"returns", c.returns},
-				   {"bytes_placed_on_host", c.bytes_host_placed},
-				   {"oversubscribed_s", static_cast<double>(c.oversub_ns) / 1e9},
-				   {"throttle_events", c.throttle_events}});
+		// Every counter and peak under its name in tenant_stats.def.
+		nlohmann::json one = c;
+		one["gpu"] = job.gpus[i].node_gpu;
+		one["pci_bus_id"] = g ? g->pci_bus_id : "";
+		per_gpu.push_back(std::move(one));
 		total.bytes_evicted += c.bytes_evicted;
 		total.evictions += c.evictions;
 		total.bytes_returned += c.bytes_returned;

@@ -1,6 +1,18 @@
 #include "daemon/gpud/views.hpp"
 
 namespace gos::gpud {
+namespace {
+
+// Every field of tenant_stats.def under its name.
+nlohmann::json tenant_fields(const gos_tenant_stats &ts)
+{
+	nlohmann::json j;
+#define GOS_TENANT_STAT(type, name, kind, help) j[#name] = ts.name;
+#include <gpuoversub/tenant_stats.def>
+	return j;
+}
+
+} // namespace
 
 nlohmann::json Views::status()
 {
@@ -15,11 +27,13 @@ nlohmann::json Views::status()
 					continue;
 				gos_tenant_stats ts{};
 				engine_.tenant_stats(jg.tenant, ts);
-				tenants.push_back({{"job", id}, {"weight", ts.weight / 100.0}, {"limit", ts.limit},
-						   {"min_bytes", ts.min_bytes}, {"demand", ts.demand},
-						   {"entitlement", ts.entitlement}, {"resident", ts.resident},
-						   {"host", ts.host}, {"throttled", ts.throttled != 0}, {"idle", jg.deflated},
-						   {"oversubscribed_s", static_cast<double>(ts.oversub_ns) / 1e9}});
+				nlohmann::json t = tenant_fields(ts);
+				t["job"] = id;
+				t["weight"] = ts.weight / 100.0;	// relative, as the policy writes it
+				t["throttled"] = ts.throttled != 0;
+				t["idle"] = jg.deflated;
+				t["oversubscribed_s"] = static_cast<double>(ts.oversub_ns) / 1e9;
+				tenants.push_back(std::move(t));
 			}
 		gpus.push_back({{"gpu", g.index}, {"pci_bus_id", g.pci_bus_id}, {"numa_node", g.numa_node},
 				{"memory", g.memory}, {"simulated", g.simulated}, {"capacity", st.capacity},

@@ -250,8 +250,8 @@ BOOST_AUTO_TEST_CASE(a_restarted_daemon_keeps_the_tenants_of_the_same_module_loa
 	Conn root(*again, 0);
 	gos_req_job q{9};
 	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
-	BOOST_TEST(report["gpus"][0]["peak_host_bytes"].get<std::uint64_t>() == 44 * MiB);
-	BOOST_TEST(report["gpus"][0]["bytes_placed_on_host"].get<std::uint64_t>() == 44 * MiB);	// counted once
+	BOOST_TEST(report["gpus"][0]["peak_host"].get<std::uint64_t>() == 44 * MiB);
+	BOOST_TEST(report["gpus"][0]["bytes_host_placed"].get<std::uint64_t>() == 44 * MiB);	// counted once
 }
 
 BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counters_kept)
@@ -276,7 +276,7 @@ BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counter
 	Conn root(*again, 0);
 	gos_req_job q{11};
 	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
-	BOOST_TEST(report["gpus"][0]["bytes_placed_on_host"].get<std::uint64_t>() == 44 * MiB);
+	BOOST_TEST(report["gpus"][0]["bytes_host_placed"].get<std::uint64_t>() == 44 * MiB);
 }
 
 BOOST_AUTO_TEST_CASE(tenants_no_record_names_are_removed_at_start)

@@ -246,6 +246,37 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	BOOST_TEST(nlohmann::json::parse(gpud::report_compact(rep))["evicted"] == 123u);
 }
 
+// CounterBase keeps the counters and peaks of tenant_stats.def, by name.
+BOOST_AUTO_TEST_CASE(job_counters_follow_the_tenant_stats_list)
+{
+	gos_tenant_stats st{};
+	st.bytes_evicted = 5;
+	st.peak_host = 7;
+	st.failed_orders = 2;
+	st.resident = 99;
+	gpud::CounterBase c = gpud::CounterBase::of(st);
+	nlohmann::json j = c;
+	BOOST_TEST(j["bytes_evicted"] == 5u);
+	BOOST_TEST(j["peak_host"] == 7u);
+	BOOST_TEST(j["failed_orders"] == 2u);
+	BOOST_TEST(!j.contains("resident"));	// a gauge is no counter to carry over
+	std::size_t kept = 0;
+#define GOS_TENANT_STAT(type, name, kind, help) kept += std::string(#kind) == "counter" || std::string(#kind) == "peak";
+#include <gpuoversub/tenant_stats.def>
+	BOOST_TEST(j.size() == kept);
+
+	gpud::CounterBase later{};
+	later.bytes_evicted = 1;
+	later.peak_host = 3;
+	c.add(later);
+	BOOST_TEST(c.bytes_evicted == 6u);	// summed
+	BOOST_TEST(c.peak_host == 7u);		// the larger
+	// A record written before the list grew reads the new fields as 0.
+	auto old = nlohmann::json::parse(R"({"bytes_evicted": 4})").get<gpud::CounterBase>();
+	BOOST_TEST(old.bytes_evicted == 4u);
+	BOOST_TEST(old.failed_orders == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(the_balloon_judges_a_job_only_on_a_full_window)
 {
 	gpud::ActivityWindow w;
