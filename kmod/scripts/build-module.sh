@@ -5,4 +5,4 @@ set -euo pipefail
 out=$(realpath -m "$1/kmod-vm/module")
 rm -rf "$out" && mkdir -p "$out"
 cp -r kmod include "$out/"
-make -C "$2" M="$out/kmod" modules
+kmod/scripts/kbuild.sh "$2" "$out/kmod" modules

@@ -4,9 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-headers=$(tests/kmod/headers.sh)
+headers=$(kmod/scripts/headers.sh)
 out=$(realpath -m "$BUILD/kmod-vm")
-tests/kmod/fetch.sh "$out" "${headers#/usr/src/linux-headers-}"
+kmod/scripts/fetch.sh "$out" "${headers#/usr/src/linux-headers-}"
 files=(kmod/*.c kmod/*.h kmod/engine/*.c kmod/engine/*.h kmod/engine/kernel/*.c kmod/engine/user/*.c)
 echo "== checkpatch --strict: ${#files[@]} files"
 report=$(perl "$out/checkpatch/checkpatch.pl" --strict --no-tree --no-signoff --terse -f "${files[@]}" |
@@ -15,6 +15,6 @@ report=$(perl "$out/checkpatch/checkpatch.pl" --strict --no-tree --no-signoff --
 echo "== sparse (C=2)"
 src=$out/sparse
 rm -rf "$src" && mkdir -p "$src" && cp -r kmod include "$src/"
-findings=$(make -C "$headers" M="$src/kmod" C=2 modules 2>&1 | grep -E 'warning|error' | grep -v 'Skipping BTF' || true)
+findings=$(kmod/scripts/kbuild.sh "$headers" "$src/kmod" C=2 modules 2>&1 | grep -E 'warning|error' | grep -v 'Skipping BTF' || true)
 [ -z "$findings" ] || { echo "$findings"; exit 1; }
 echo "kmod-check: checkpatch and sparse clean"

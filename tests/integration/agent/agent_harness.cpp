@@ -12,7 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "daemon_harness.hpp"
+#include "tests/integration/daemon/daemon_harness.hpp"
 
 namespace gos_test {
 namespace {
@@ -72,7 +72,7 @@ AppProcess::AppProcess(DaemonUnderTest *daemon, std::uint64_t job, const FakeGpu
 				setenv(k.c_str(), v.c_str(), 1);
 			for (auto &[k, v] : env)
 				setenv(k.c_str(), v.c_str(), 1);
-			std::string prog = build + "/tests/agent/gos_testapp";
+			std::string prog = build + "/tests/tools/gos_testapp";
 			execl(prog.c_str(), prog.c_str(), "--via", via.c_str(), static_cast<char *>(nullptr));
 		} catch (...) {
 		}

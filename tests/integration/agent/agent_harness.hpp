@@ -1,4 +1,4 @@
-// Real programs under the real agent: tests/agent/gos_testapp started with
+// Real programs under the real agent: tests/tools/gos_testapp started with
 // libgpuoversub.so preloaded and the fake driver (tests/fakecuda) as
 // libcuda.so.1, registered as a task of a job before it runs, and driven
 // one command line at a time.

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "agent_harness.hpp"
-#include "daemon_harness.hpp"
+#include "tests/integration/daemon/daemon_harness.hpp"
 
 using namespace gos_test;
 using namespace std::chrono_literals;

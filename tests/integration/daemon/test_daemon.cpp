@@ -416,7 +416,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_delays_the_report_and_loses_nothing)
 	BOOST_REQUIRE_MESSAGE(std::system(mount.c_str()) == 0, "needs root to mount a small tmpfs");
 	struct Unmount {
 		std::string dir;
-		~Unmount() { std::system(("umount " + dir).c_str()); }
+		~Unmount() { BOOST_WARN(std::system(("umount " + dir).c_str()) == 0); }
 	} unmount{d.report_dir};
 	BOOST_REQUIRE_EQUAL(std::system(("dd if=/dev/zero of=" + d.report_dir + "/filler bs=4k count=64 2>/dev/null").c_str()) >> 8, 1);
 	d.start();

@@ -6,14 +6,14 @@
 	NVCC=/usr/local/cuda/bin/nvcc
 	[ -x "$NVCC" ] || skip "no nvcc in /usr/local/cuda"
 	out=$BATS_TEST_TMPDIR/gpu_bench
-	run "$NVCC" -O2 -arch=sm_90 -Werror all-warnings -o "$out" tests/gpu/gpu_bench.cu
+	run "$NVCC" -O2 -arch=sm_90 -Werror all-warnings -o "$out" tests/integration/gpu/gpu_bench.cu
 	[ "$status" -eq 0 ]
 	[ -x "$out" ]
 }
 
 @test "the PyTorch and CuPy scripts parse" {
 	run python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
-		tests/gpu/torch_train.py tests/gpu/cupy_smoke.py bench/gpu_results.py
+		tests/integration/gpu/torch_train.py tests/integration/gpu/cupy_smoke.py bench/gpu_results.py
 	[ "$status" -eq 0 ]
 }
 
@@ -21,7 +21,7 @@
 	if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
 		skip "this machine has a GPU: run make check-gpu"
 	fi
-	run tests/gpu/run.sh
+	run tests/integration/gpu/run.sh
 	[ "$status" -eq 0 ]
 	[[ "$output" == SKIP:* ]]
 }

@@ -9,7 +9,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "../../include/gpuoversub/abi.h"
+#include <gpuoversub/abi.h>
 
 int main(void)
 {

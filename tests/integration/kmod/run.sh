@@ -1,45 +1,47 @@
 #!/usr/bin/env bash
 # Builds gpuoversub.ko against Debian's kernel headers, boots the matching
 # Debian kernel in QEMU (TCG, 2 CPUs) with a busybox initramfs holding the
-# module and the static kselftest program tests/kmod/kmod_test.c, and
+# module and the static kselftest program kmod_test.c (beside this script), and
 # fails on any "not ok", FAIL line, kernel complaint or hang. The daemon,
 # the agent, the fake CUDA driver and the test program go in too, with the
-# shared libraries they load, for tests/kmod/daemon_restart.sh.
+# shared libraries they load, for daemon_restart.sh, with gos_register
+# playing the SPANK plugin.
 # Fetches (once, cached in $BUILD/kmod-vm) the kernel image and, from the
-# kernel source package, kselftest_harness.h (tests/kmod/fetch.sh).
+# kernel source package, kselftest_harness.h (kmod/scripts/fetch.sh).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 BUILD=${BUILD:-build}
 out=$(realpath -m "$BUILD/kmod-vm")
-headers=$(tests/kmod/headers.sh)
+headers=$(kmod/scripts/headers.sh)
+here=tests/integration/kmod
 abi=${headers#/usr/src/linux-headers-}
 mkdir -p "$out"
 
 echo "== building gpuoversub.ko against $headers"
-tests/kmod/build-module.sh "$BUILD" "$headers" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
-tests/kmod/fetch.sh "$out" "$abi"
+kmod/scripts/build-module.sh "$BUILD" "$headers" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
+kmod/scripts/fetch.sh "$out" "$abi"
 
 echo "== packing the initramfs"
 root=$out/initramfs
 rm -rf "$root" && mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev"
 cp /bin/busybox "$root/bin/busybox"
 cp "$out/module/kmod/gpuoversub.ko" "$root/"
-gcc -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter -I"$out/kselftest" tests/kmod/kmod_test.c -o "$root/kmod_test"
-gcc -static -O2 -Wall -Wextra -Werror tests/kmod/kmod_cycle.c -o "$root/kmod_cycle"
-install -m 0755 tests/kmod/init.sh "$root/init"
-install -m 0755 tests/kmod/daemon_restart.sh "$root/daemon_restart.sh"
-gcc -static -O2 -Wall -Wextra -Werror tests/kmod/gos_register.c -o "$root/bin/gos_register"
+gcc -static -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Iinclude -I"$out/kselftest" $here/kmod_test.c -o "$root/kmod_test"
+gcc -static -O2 -Wall -Wextra -Werror -Iinclude $here/kmod_cycle.c -o "$root/kmod_cycle"
+install -m 0755 $here/init.sh "$root/init"
+install -m 0755 $here/daemon_restart.sh "$root/daemon_restart.sh"
 mkdir -p "$root/gos/fakecuda" "$root/sbin"
-for f in sbin/gpuoversubd bin/gpuoversubctl lib/libgpuoversub.so tests/agent/gos_testapp tests/fakecuda/libcuda.so.1; do
+for f in sbin/gpuoversubd bin/gpuoversubctl lib/libgpuoversub.so tests/tools/gos_register tests/tools/gos_testapp \
+	tests/fakecuda/libcuda.so.1; do
 	[ -e "$BUILD/$f" ] || { echo "$BUILD/$f is missing: run make first"; exit 1; }
 done
 cp "$BUILD/sbin/gpuoversubd" "$root/sbin/"
-cp "$BUILD/bin/gpuoversubctl" "$root/bin/"
-cp "$BUILD/lib/libgpuoversub.so" "$BUILD/tests/agent/gos_testapp" "$root/gos/"
+cp "$BUILD/bin/gpuoversubctl" "$BUILD/tests/tools/gos_register" "$root/bin/"
+cp "$BUILD/lib/libgpuoversub.so" "$BUILD/tests/tools/gos_testapp" "$root/gos/"
 cp "$BUILD/tests/fakecuda/libcuda.so.1" "$root/gos/fakecuda/"
 # Each shared library at the path the dynamic loader looks for it.
 for lib in $(ldd "$BUILD/sbin/gpuoversubd" "$BUILD/bin/gpuoversubctl" "$BUILD/lib/libgpuoversub.so" \
-	"$BUILD/tests/agent/gos_testapp" "$BUILD/tests/fakecuda/libcuda.so.1" 2>/dev/null |
+	"$BUILD/tests/tools/gos_testapp" "$BUILD/tests/fakecuda/libcuda.so.1" 2>/dev/null |
 	awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u); do
 	mkdir -p "$root$(dirname "$lib")"
 	cp -L "$lib" "$root$lib"

@@ -16,7 +16,7 @@
 #define GOS_HOOK(api, symbol, since, until, stream, params) \
 	static_assert(std::is_same_v<decltype(&::symbol), CUresult(*) params>, \
 		      #symbol " in hooks.def does not have cuda.h's signature");
-#include "../../mpi-hooks/agent/hooks.def"
+#include "mpi-hooks/agent/hooks.def"
 #undef GOS_HOOK
 
 namespace {
@@ -29,7 +29,7 @@ struct Row {
 
 const Row rows[] = {
 #define GOS_HOOK(api, symbol, since, until, stream, params) {#api, #symbol, since, until, #stream},
-#include "../../mpi-hooks/agent/hooks.def"
+#include "mpi-hooks/agent/hooks.def"
 #undef GOS_HOOK
 };
 
