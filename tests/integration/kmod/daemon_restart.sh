@@ -44,8 +44,8 @@ start_app() {
 	eval "exec $3>/tmp/$1.in $4</tmp/$1.out"
 	read -r -t 60 ready <&"$4"
 	[ "$ready" = ready ] || { fail "the test program did not start: '$ready'"; cat /tmp/$1.err; }
-	gos_register $sock step "$2" 0 0 || fail "step of job $2 refused"
-	gos_register $sock task "$2" 0 "$(eval echo \$pid_"$1")" || fail "task of job $2 refused"
+	gos_register $sock step "$2.0" 0 || fail "step of job $2 refused"
+	gos_register $sock task "$2.0" "$(eval echo \$pid_"$1")" || fail "task of job $2 refused"
 }
 
 # ask FD_TO FD_FROM LINE: the program's one-line answer.
@@ -102,7 +102,7 @@ until_where 5 6 z $((4 * MiB)) 0
 [ "$(ask 5 6 'verify x')" = ok ] && [ "$(ask 5 6 'verify z')" = ok ] && ok "data intact" || fail "data lost"
 set -- $(ask 5 6 stats)	# settled: what the agent moved, before and after the restart
 evicted=$8
-gos_register $sock end 42 0 && gos_register $sock end 43 0 || fail "steps could not end"
+gos_register $sock end 42.0 && gos_register $sock end 43.0 || fail "steps could not end"
 # The bytes the agent evicted, before and after the restart, counted once.
 [ "${evicted:-0}" -gt 0 ] && grep -q "^  \"bytes_evicted\": $evicted,\$" /var/log/gos/job-42.json &&
 	ok "job 42's report counts its $evicted evicted bytes once" ||
