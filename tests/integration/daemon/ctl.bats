@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # gpuoversubctl against a real gpuoversubd with a simulated GPU.
 
+load ../wait
+
 setup() {
 	B=${BUILD:-build}
 	CTL=$B/bin/gpuoversubctl
@@ -15,7 +17,7 @@ simulated_gpus:
 EOP
 	"$B/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/log" &
 	PID=$!
-	for _ in $(seq 100); do [ -S "$D/s.sock" ] && break; sleep 0.05; done
+	wait_until 10 test -S "$D/s.sock" || { cat "$D/log"; return 1; }
 }
 
 teardown() {

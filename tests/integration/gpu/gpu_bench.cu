@@ -1,4 +1,4 @@
-// On-GPU programs for tests/gpu/run.sh, through the CUDA runtime (so the
+// On-GPU programs for tests/integration/gpu/run.sh, through the CUDA runtime (so the
 // agent is reached through cuGetProcAddress). Each mode prints one line.
 //   bandwidth MIB     streaming kernel over a cudaMalloc buffer: GB/s
 //   alloc MIB N       median microseconds of cudaMalloc+cudaFree
@@ -204,6 +204,10 @@ int main(int argc, char **argv)
 		CHECK(cudaDeviceSynchronize());
 		auto t = std::chrono::steady_clock::now();
 		long passes = 0;
+		if (std::strcmp(mode, "victim")) {	// what run.sh waits for before it starts the next job
+			std::printf("holding %zu MiB\n", bufs.size() * piece >> 20);
+			std::fflush(stdout);
+		}
 		if (!std::strcmp(mode, "victim")) {
 			for (; seconds_since(t) < secs; passes++) {
 				for (auto *b : bufs)

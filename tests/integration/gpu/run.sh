@@ -4,25 +4,27 @@
 # agent. `run.sh` checks; `run.sh --bench` also measures and writes the
 # GPU section of bench/RESULTS.md. Without a GPU it says so and succeeds.
 set -uo pipefail
-cd "$(dirname "$0")/../.." || exit 1
+cd "$(dirname "$0")/../../.." || exit 1
+source tests/integration/wait.bash
 BUILD=${BUILD:-build}
 bench=0
 [ "${1:-}" = "--bench" ] && bench=1
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-	echo "SKIP: no NVIDIA GPU on this machine; tests/gpu needs one"
+	echo "SKIP: no NVIDIA GPU on this machine; tests/integration/gpu needs one"
 	exit 0
 fi
-[ "$(id -u)" -eq 0 ] || { echo "tests/gpu must run as root: it registers jobs as the SPANK plugin does"; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "tests/integration/gpu must run as root: it registers jobs as the SPANK plugin does"; exit 1; }
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 agent=$(realpath "$BUILD/lib/libgpuoversub.so")
-reg=$BUILD/tests/gpu/gos_register
-app=$BUILD/tests/agent/gos_testapp
-gb=$BUILD/tests/gpu/gpu_bench
+reg=$BUILD/tests/tools/gos_register
+app=$BUILD/tests/tools/gos_testapp
+gb=$BUILD/tests/integration/gpu/gpu_bench
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | tr -d .)
 echo "== building the GPU programs for sm_$cc"
-nvcc -O2 -arch="sm_$cc" -o "$gb" tests/gpu/gpu_bench.cu || exit 1
+mkdir -p "$(dirname "$gb")"
+nvcc -O2 -arch="sm_$cc" -o "$gb" tests/integration/gpu/gpu_bench.cu || exit 1
 card_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
 # The daemon manages only GOS_GPU_CAPACITY_MIB of the card (the rest is its
@@ -55,8 +57,7 @@ chunk_size: ${GOS_GPU_CHUNK:-32M}	# as the shipped policy; see gpuoversub.yaml(5
 YAML
 "$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
 daemon=$!
-for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
-[ -S "$work/sock" ] || { echo "gpuoversubd did not start:"; cat "$work/daemon.log"; exit 1; }
+wait_until 10 test -S "$work/sock" || { echo "gpuoversubd did not start:"; cat "$work/daemon.log"; exit 1; }
 
 next_job=0
 step() { next_job=$((next_job + 1)); "$reg" "$work/sock" step "$next_job" 0 || exit 1; }
@@ -64,9 +65,26 @@ step() { next_job=$((next_job + 1)); "$reg" "$work/sock" step "$next_job" 0 || e
 under() {
 	local job=$1; shift
 	timeout -k 5 "$limit" env LD_PRELOAD="$agent" GPUOVERSUB_SOCKET="$work/sock" GPUOVERSUB_REQUIRED=1 \
-		bash -c '"$0" "$1" task "$2" $$ && exec "${@:3}"' "$reg" "$work/sock" "$job" "$@"
+		"$reg" "$work/sock" exec "$job" "$@"
 }
 status() { "$BUILD/bin/gpuoversubctl" --socket "$work/sock" --json status; }
+# holding FILE PID: the gpu_bench PID, writing FILE, has its buffers
+# allocated and filled, or is gone (its result then says why).
+holding() { grep -q '^holding' "$1" || ! kill -0 "$2" 2>/dev/null; }
+# answered N FILE PID: the gos_testapp PID has answered N commands in FILE, or is gone.
+answered() { [ "$(grep -c '^ok' "$2")" -ge "$1" ] || ! kill -0 "$3" 2>/dev/null; }
+# fair_shares: whether the status on stdin shows two jobs, each resident
+# within a chunk of its entitlement; prints the shares.
+fair_shares() {
+	python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+shares = [(t["resident"], t["entitlement"]) for t in g["tenants"] if t["demand"]]
+fair = all(abs(r - e) <= 64 << 20 for r, e in shares) and len(shares) == 2
+print(("PASS" if fair else "FAIL"), "fair-resident-shares", [(r >> 20, e >> 20) for r, e in shares])
+sys.exit(0 if fair else 1)'
+}
+fair_now() { status | fair_shares >/dev/null; }
 failures=0
 # GOS_GPU_ONLY=driver,runtime,frameworks,pagedos runs only those sections.
 want() { [ -z "${GOS_GPU_ONLY:-}" ] || [[ ",$GOS_GPU_ONLY," == *",$1,"* ]]; }
@@ -84,22 +102,16 @@ cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; sleep "$1";
 	for i in $(seq "$half"); do echo "verify b$i"; done; echo quit; }
 cmds 8 | under "$j1" "$app" >"$work/app1.out" 2>"$work/app1.err" &
 p1=$!
-sleep 2
+wait_until "$limit" answered "$half" "$work/app1.out" $p1
 cmds 4 | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>"$work/app2.err" &
 p2=$!
-sleep 3
+wait_until "$limit" answered "$half" "$work/app2.out" $p2
+wait_until 30 fair_now	# if never, the snapshot below says how far off
 status >"$work/status1.json"
 wait $p1; r1=$?; wait $p2; r2=$?
 bad=$(grep -c -v '^ok\|^ready' "$work/app1.out" "$work/app2.out" | awk -F: '{s += $2} END {print s}')
 result driver-api-two-jobs-60pct $(( r1 || r2 || bad )) "($bad bad replies)"
-python3 - "$work/status1.json" <<'PY' || failures=$((failures + 1))
-import json, sys
-g = json.load(open(sys.argv[1]))["gpus"][0]
-shares = [(t["resident"], t["entitlement"]) for t in g["tenants"] if t["demand"]]
-fair = all(abs(r - e) <= 64 << 20 for r, e in shares) and len(shares) == 2
-print(("PASS" if fair else "FAIL"), "fair-resident-shares", [(r >> 20, e >> 20) for r, e in shares])
-sys.exit(0 if fair else 1)
-PY
+fair_shares <"$work/status1.json" || failures=$((failures + 1))
 fi
 
 # 2. A CUDA-runtime program: integrity across evict and return.
@@ -107,7 +119,7 @@ if want runtime; then
 step; j3=$next_job; step; j4=$next_job
 under "$j3" "$gb" integrity "$(pct 60)" 10 >"$work/int1.out" 2>&1 &
 p3=$!
-sleep 3
+wait_until "$limit" holding "$work/int1.out" $p3
 under "$j4" "$gb" integrity "$(pct 60)" 3 >"$work/int2.out" 2>&1
 r4=$?
 wait $p3; r3=$?
@@ -116,11 +128,11 @@ fi
 
 # 3. Unmodified PyTorch and CuPy, each beside a job holding 60% of the card.
 if want frameworks; then
-for prog in "python3 tests/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 tests/gpu/cupy_smoke.py $(( $(pct 60) / 1024 )) 3"; do
+for prog in "python3 tests/integration/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 tests/integration/gpu/cupy_smoke.py $(( $(pct 60) / 1024 )) 3"; do
 	step; ja=$next_job; step; jb=$next_job
 	under "$ja" "$gb" integrity "$(pct 60)" 15 >"$work/hold.out" 2>&1 &
 	ph=$!
-	sleep 3
+	wait_until "$limit" holding "$work/hold.out" $ph
 	out=$(under "$jb" $prog 2>&1); r=$?
 	wait $ph; rh=$?
 	result "${prog%% *} ${prog#* }" $(( r || rh )) "$(echo "$out" | tail -1)"
@@ -135,23 +147,23 @@ alone=$(timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}'
 step; jv=$next_job; step; jc=$next_job
 GPUOVERSUB_VERBOSE=${GOS_GPU_VERBOSE:-0} under "$jc" "$gb" integrity "$(pct 150)" 25 >"$work/dos.out" 2>&1 &
 pc=$!
-sleep 4
+wait_until "$limit" holding "$work/dos.out" $pc
 (while kill -0 $pc 2>/dev/null; do status >>"$work/pagedos-status.jsonl"; sleep 1; done) &
 with_agent=$(under "$jv" "$gb" victim "$(pct 40)" 10 2>"$work/victim.err" | awk '/victim/ {print $2}')
 wait $pc; rc=$?
 uvm=not-run
 if [ "${GOS_GPU_PLAIN_UVM:-0}" = 1 ]; then
 	ballast=$(( card_mib - total_mib - 1024 ))
-	timeout "$limit" "$gb" integrity "$ballast" 40 >/dev/null 2>&1 &	# plain memory: leaves total_mib free
+	timeout "$limit" "$gb" integrity "$ballast" 40 >"$work/ballast.out" 2>&1 &	# plain memory: leaves total_mib free
 	pb=$!
-	sleep 3
-	GPU_BENCH_MANAGED=1 timeout "$limit" "$gb" integrity "$(pct 150)" 25 >/dev/null 2>&1 &
+	wait_until "$limit" holding "$work/ballast.out" $pb
+	GPU_BENCH_MANAGED=1 timeout "$limit" "$gb" integrity "$(pct 150)" 25 >"$work/uvm-dos.out" 2>&1 &
 	pc=$!
-	sleep 4
+	wait_until "$limit" holding "$work/uvm-dos.out" $pc
 	uvm=$(GPU_BENCH_MANAGED=1 timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
 	wait $pc; kill $pb 2>/dev/null; wait $pb
 fi
-line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm; co-runner data $(grep -v 'batch of' "$work/dos.out")"
+line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm; co-runner data $(grep -v -e 'batch of' -e '^holding' "$work/dos.out")"
 ok=$(python3 -c "
 import sys
 a, g, u = sys.argv[1:]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * gpuoversub.ko in a QEMU guest (tests/kmod/run.sh boots it): the ABI, the
+ * gpuoversub.ko in a QEMU guest (run.sh, beside it, boots it): the ABI, the
  * daemon's calls and their capability check, agents as forked processes
  * that overcommit a GPU and get orders, kill -9 of a client, bad arguments
  * for every ioctl, and a bounded random ioctl fuzzer. Static, kselftest.
@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "../../include/gpuoversub/abi.h"
+#include <gpuoversub/abi.h>
 
 #define MiB (1ull << 20)
 #define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
@@ -216,6 +217,29 @@ TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
 	close(admin);
 }
 
+/* Whether pid is asleep (state S in /proc/PID/stat), within 5 s. */
+static int asleep_soon(pid_t pid)
+{
+	char path[32], stat[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 500; i++, usleep(10000)) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
+		char *end;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return 0;
+		stat[n] = '\0';
+		end = strrchr(stat, ')');	/* "PID (COMM) STATE ..." */
+		if (end && end[1] == ' ' && end[2] == 'S')
+			return 1;
+	}
+	return 0;
+}
+
 TEST(a_blocking_read_wakes_for_a_new_order)
 {
 	int admin = dev(), go[2], out[2];
@@ -249,7 +273,8 @@ TEST(a_blocking_read_wakes_for_a_new_order)
 	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &child));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(1, read(out[0], &ready, 1));
-	usleep(200000);	/* let the child block in read() */
+	/* After "r" the child only reads: asleep, it waits in that read(). */
+	ASSERT_TRUE(asleep_soon(pid));
 	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &self));
 	struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
 

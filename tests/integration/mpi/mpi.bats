@@ -4,6 +4,8 @@
 # libgpuoversub_mpi.so preloaded, the fake CUDA driver. Needs root (it
 # registers jobs as the SPANK plugin would).
 
+load ../wait
+
 setup_file() {
 	export B=$(realpath "${BUILD:-build}") D=$(mktemp -d /tmp/gos-mpi-XXXXXX)
 	cat >"$D/p.yaml" <<YAML
@@ -21,22 +23,21 @@ simulated_gpus:
 YAML
 	"$B/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/daemon.log" 3>&- &
 	echo $! >"$D/daemon.pid"
-	for _ in $(seq 100); do [ -S "$D/sock" ] && break; sleep 0.05; done
+	wait_until 10 test -S "$D/sock"
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 }
 
 teardown_file() {
 	kill "$(cat "$D/daemon.pid")"
-	pkill -9 -f "$B/tests/mpi/" || true
+	pkill -9 -f "$B/tests/integration/mpi/" || true
 	rm -rf "$D"
 }
 
 # mpirun_job JOB PRELOAD PROGRAM ARGS...: 4 ranks as tasks of JOB.
 mpirun_job() {
 	local job=$1 preload=$2; shift 2
-	"$B/tests/gpu/gos_register" "$D/sock" step "$job" 0,1,2,3
-	bash -c '"$0" "$1" task "$2" $$ && exec "${@:3}"' "$B/tests/gpu/gos_register" "$D/sock" "$job" \
-		timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES="${NDEV:-4}" \
+	"$B/tests/tools/gos_register" "$D/sock" step "$job" 0,1,2,3
+	"$B/tests/tools/gos_register" "$D/sock" exec "$job" timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES="${NDEV:-4}" \
 		-x FAKECUDA_MEMORY=256M -x FAKECUDA_STATE="$D/fakecuda-$job" -x LD_PRELOAD="$preload" \
 		-x GPUOVERSUB_SOCKET="$D/sock" -x GPUOVERSUB_REQUIRED=1 -x SLURM_JOB_ID="$job" \
 		-x ASAN_OPTIONS="$asan" "$@"
@@ -47,7 +48,7 @@ asan=verify_asan_link_order=0:detect_leaks=0
 hooks="$(realpath "${BUILD:-build}")/lib/libgpuoversub.so:$(realpath "${BUILD:-build}")/lib/libgpuoversub_mpi.so"
 
 @test "every rank registers its rank, local rank and node, and the exchange agrees on every rank" {
-	run mpirun_job 1 "$hooks" "$B/tests/mpi/gos_mpi_app" basic
+	run mpirun_job 1 "$hooks" "$B/tests/integration/mpi/gos_mpi_app" basic
 	[ "$status" -eq 0 ]
 	for r in 0 1 2 3; do
 		[[ "$output" == *"rank $r of 4 local $r ok"* ]]
@@ -59,7 +60,7 @@ hooks="$(realpath "${BUILD:-build}")/lib/libgpuoversub.so:$(realpath "${BUILD:-b
 }
 
 @test "a rank oversubscribed for longer than advice.persist gets advice; its cold buffer is pinned and leaves first" {
-	run mpirun_job 2 "$hooks" "$B/tests/mpi/gos_mpi_app" pressure 96
+	run mpirun_job 2 "$hooks" "$B/tests/integration/mpi/gos_mpi_app" pressure 96
 	[ "$status" -eq 0 ]
 	# The callback ran with the rank, the pinned bytes and the other GPUs' headroom.
 	[[ "$output" == *"rank 0 advice rank 0 local 0 action 2 pinned 96 ngpus 3 headroom 248"* ]]
@@ -72,10 +73,10 @@ hooks="$(realpath "${BUILD:-build}")/lib/libgpuoversub.so:$(realpath "${BUILD:-b
 }
 
 @test "rank 0's gather lands in the job's report, one record per rank" {
-	run mpirun_job 3 "$hooks" "$B/tests/mpi/gos_mpi_app" pressure 96
+	run mpirun_job 3 "$hooks" "$B/tests/integration/mpi/gos_mpi_app" pressure 96
 	[ "$status" -eq 0 ]
-	"$B/tests/gpu/gos_register" "$D/sock" end 3
-	for _ in $(seq 50); do [ -f "$D/reports/job-3.json" ] && break; sleep 0.1; done
+	"$B/tests/tools/gos_register" "$D/sock" end 3
+	wait_until 20 test -f "$D/reports/job-3.json"
 	python3 - "$D/reports/job-3.json" <<'PY'
 import json, sys
 r = {x["rank"]: x for x in json.load(open(sys.argv[1]))["mpi_ranks"]}
@@ -88,31 +89,31 @@ PY
 }
 
 @test "a rank killed with kill -9 does not leave the others hanging in the hooks" {
-	mpirun_job 4 "$hooks" "$B/tests/mpi/gos_mpi_app" hold 60 >"$D/hold.out" 2>&1 &
+	mpirun_job 4 "$hooks" "$B/tests/integration/mpi/gos_mpi_app" hold 60 >"$D/hold.out" 2>&1 &
 	job=$!
-	for _ in $(seq 100); do [ "$(grep -c holding "$D/hold.out")" -eq 4 ] && break; sleep 0.1; done
+	wait_until 30 all_holding
 	victim=$(sed -n 's/^rank 2 pid \([0-9]*\) holding$/\1/p' "$D/hold.out")
 	[ -n "$victim" ]
 	kill -9 "$victim"
 	start=$SECONDS
 	wait "$job" || true
-	[ $((SECONDS - start)) -lt 20 ]	# mpirun took the job down, well before the 60 s hold
-	! pgrep -f "$B/tests/mpi/gos_mpi_app"
+	[ $((SECONDS - start)) -lt 40 ]	# mpirun took the job down, well before the 60 s hold
+	! pgrep -f "$B/tests/integration/mpi/gos_mpi_app"
 	# The daemon let the dead ranks go: nothing of job 4 is left on the GPUs.
-	for _ in $(seq 50); do
-		"$B/bin/gpuoversubctl" --socket "$D/sock" --json status | python3 -c '
-import json, sys
-sys.exit(0 if all(t["demand"] == 0 for g in json.load(sys.stdin)["gpus"] for t in g["tenants"] if t["job"] == 4) else 1)' && break
-		sleep 0.1
-	done
+	wait_until 20 job_gone 4
+}
+
+all_holding() { [ "$(grep -c holding "$D/hold.out")" -eq 4 ]; }
+
+job_gone() {	# JOB: none of its tenants holds memory any more
 	"$B/bin/gpuoversubctl" --socket "$D/sock" --json status | python3 -c '
 import json, sys
-sys.exit(0 if all(t["demand"] == 0 for g in json.load(sys.stdin)["gpus"] for t in g["tenants"] if t["job"] == 4) else 1)'
+sys.exit(0 if all(t["demand"] == 0 for g in json.load(sys.stdin)["gpus"] for t in g["tenants"] if t["job"] == int(sys.argv[1])) else 1)' "$1"
 }
 
 @test "an MPI program that knows nothing of gpuoversub runs the same with the hooks preloaded" {
 	for preload in "$B/lib/libgpuoversub_mpi.so" "$hooks"; do
-		run mpirun_job 5 "$preload" "$B/tests/mpi/mpi_plain"
+		run mpirun_job 5 "$preload" "$B/tests/integration/mpi/mpi_plain"
 		[ "$status" -eq 0 ]
 		[ "$(grep -c '^rank [0-3] ok$' <<<"$output")" -eq 4 ]
 	done

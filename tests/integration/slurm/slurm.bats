@@ -4,9 +4,11 @@
 # simulated 256 MiB GPU, and jobs running a driver-API program on the fake
 # CUDA driver under the agent the plugin preloads. Needs root.
 
+load ../wait
+
 setup_file() {
 	export BUILD=${BUILD:-build}
-	source tests/slurm/harness.bash
+	source tests/integration/slurm/harness.bash
 	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
 	dir=$(mktemp -d /tmp/gos-slurm-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
@@ -17,13 +19,13 @@ setup_file() {
 }
 
 teardown_file() {
-	source tests/slurm/harness.bash
+	source tests/integration/slurm/harness.bash
 	slurm_down
 	rm -rf "$GOS_DIR"
 }
 
 setup() {
-	source tests/slurm/harness.bash
+	source tests/integration/slurm/harness.bash
 	plugstack
 	sed -i 's/^over_ceiling: .*/over_ceiling: clamp/' "$GOS_DIR/gpuoversub.yaml"
 	[ -S "$GOS_SOCK" ] || gos_daemon_start
@@ -35,7 +37,7 @@ job_script() {
 	cat >"$f" <<SCRIPT
 #!/bin/bash
 { for i in \$(seq $n); do echo "alloc b\$i 32"; done; sleep $hold
-  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/agent/gos_testapp
+  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp
 SCRIPT
 	echo "$f"
 }
@@ -46,6 +48,7 @@ ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 listed() { ctl --json jobs | python3 -c 'import json,sys; sys.exit(0 if any(j["job"] == int(sys.argv[1]) for j in json.load(sys.stdin)) else 1)' "$1"; }
 tenant() { ctl --json status | python3 -c 'import json,sys; sys.exit(0 if any(t["job"] == int(sys.argv[1]) for g in json.load(sys.stdin)["gpus"] for t in g["tenants"]) else 1)' "$1"; }
 demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"] for g in json.load(sys.stdin)["gpus"] for t in g["tenants"]))'; }
+demand_is() { [ "$(demand)" -eq "$1" ]; }
 
 @test "a bad --gpu-mem-oversub value is refused at submit, saying what is accepted" {
 	run sbatch --gres=shard:1 --gpu-mem-oversub=lots --wrap true
@@ -78,13 +81,14 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 }
 
 @test "steps and tasks are registered while the job runs and cleaned up after" {
-	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap 'sleep 4')
-	for _ in $(seq 100); do listed "$id" && break; sleep 0.1; done
-	listed "$id"
+	# The job runs until the test has seen it, whatever the machine's load.
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'")
+	wait_until 30 listed "$id"
 	tenant "$id"
+	touch "$release"
 	[ "$(job_wait "$id")" = COMPLETED ]
-	for _ in $(seq 50); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
-	[ -f "$GOS_DIR/reports/job-$id.json" ]
+	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
 	! listed "$id"
 	! tenant "$id"
 }
@@ -99,19 +103,20 @@ demand() { ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"
 		[ "$(grep -c '^ok' "$GOS_DIR/out-$j.txt")" -eq 11 ]
 		! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
 	done
-	for _ in $(seq 50); do [ -f "$GOS_DIR/reports/job-$b.json" ] && break; sleep 0.1; done
+	wait_until 20 test -f "$GOS_DIR/reports/job-$b.json"
 	evicted=$(python3 -c 'import json,sys; print(sum(json.load(open(f))["bytes_evicted"] for f in sys.argv[1:]))' \
 		"$GOS_DIR/reports/job-$a.json" "$GOS_DIR/reports/job-$b.json")
 	[ "$evicted" -gt 0 ]
 }
 
 @test "an MPI job under srun --mpi=pmix gets the MPI hooks, and its report the per-rank breakdown" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
 	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
-		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/mpi/gos_mpi_app basic")
-	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/mpi/mpi.bats.)
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/integration/mpi/mpi.bats.)
 	[ "$(job_wait "$id")" = COMPLETED ]
 	[ "$(grep -c '^rank [0-3] of 4 local [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
-	for _ in $(seq 50); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
+	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
 	python3 - "$GOS_DIR/reports/job-$id.json" <<'PY'
 import json, sys
 ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
@@ -153,12 +158,10 @@ PY
 
 @test "scancel in the middle still yields a report and leaves no stale tenant" {
 	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script c 3 60)")
-	for _ in $(seq 200); do [ "$(demand)" -eq $((96 << 20)) ] && break; sleep 0.1; done
-	[ "$(demand)" -eq $((96 << 20)) ]	# all three buffers held
+	wait_until 30 demand_is $((96 << 20))	# all three buffers held
 	scancel "$id"
 	[ "$(job_wait "$id")" = CANCELLED ]
-	for _ in $(seq 100); do [ -f "$GOS_DIR/reports/job-$id.json" ] && break; sleep 0.1; done
-	[ -f "$GOS_DIR/reports/job-$id.json" ]
+	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
 	! tenant "$id"
 	! listed "$id"
 }
