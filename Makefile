@@ -2,6 +2,7 @@
 # one fragment per component (its sources, products, install and tests).
 # `make`, `make check`, `make install DESTDIR=...`: see README.md.
 MAKEFLAGS += --no-builtin-rules
+.DEFAULT_GOAL := all
 
 BUILD ?= build
 SAN_BUILD ?= build-san

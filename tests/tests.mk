@@ -26,9 +26,9 @@ check: check-features all $(CHECK_DEPS)
 	@tests/run-tests.sh $(BUILD) $(filter-out $(SKIPPED_TESTS),$(UNIT_TESTS) $(INTEGRATION_TESTS))
 
 check-features: features
-	$(if $(unallowed_skips),@echo "make check: the tests of $(unallowed_skips) cannot run here (see above):" \
-		"install what they need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips)))" \
-		"to run the rest"; exit 1)
+	$(if $(unallowed_skips),@echo "$(skip_refusal)"; exit 1)
+skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run here (see above): install what they \
+	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
 
 check-sanitize:
 	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 check

@@ -1,5 +1,5 @@
 /*
- * An MPI program for tests/mpi: each rank uses the GPU of its local rank
+ * An MPI program for tests/integration/mpi: each rank uses the GPU of its local rank
  * through the CUDA driver API (the fake driver in CI) and gpuoversub's API
  * through dlsym, as a real application would.
  *   gos_mpi_app basic          16 MiB per rank, one exchange, data checked
