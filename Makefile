@@ -78,8 +78,12 @@ space := $(subst ,, )
 skip = $(eval SKIPPED += $(1))$(eval SKIP_NOTE.$(1) := $(2) skipped: $(3))
 allowed_skips = $(subst $(comma), ,$(GOS_ALLOW_SKIP))
 
-# Each fragment adds to these: what `make` builds, `make install` runs,
-# `make check` needs built, and the tests it runs, unit ones first.
+# Each fragment adds to these: its static libraries and C++ programs (each
+# names its prerequisites; the recipes are below), what `make` builds,
+# `make install` runs, `make check` needs built, and the tests it runs,
+# unit ones first.
+ARCHIVES :=
+PROGRAMS :=
 ALL :=
 INSTALL :=
 CHECK_DEPS :=
@@ -102,18 +106,23 @@ include tests/tests.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
 
+$(ARCHIVES):
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROGRAMS):
+	@mkdir -p $(@D)
+	$(CXX_LINK) $^ -o $@ $(SYSLIBS)
+
 .PHONY: all install clean features
 all: $(ALL) features
 
 features:
 	@$(foreach f,$(SKIPPED),echo "gpuoversub: $(SKIP_NOTE.$(f))";)
 
-install: $(INSTALL)
+install: $(INSTALL) features
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-
-# Keep object files that pattern rules chain through.
-.SECONDARY:

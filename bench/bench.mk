@@ -3,8 +3,8 @@
 # overhead; `make bench` writes bench/RESULTS.md.
 BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
+PROGRAMS += $(BENCH_BIN)
 $(BENCH_BIN): %: %.o $(LIBS)
-	$(CXX_LINK) $^ -o $@ $(SYSLIBS)
 
 ALL += $(BENCH_BIN)
 .PHONY: bench

@@ -4,6 +4,5 @@ COMMON_SRC := $(wildcard common/*/*.cpp)
 COMMON_OBJ := $(COMMON_SRC:%.cpp=$(BUILD)/%.o)
 COMMON_LIB := $(BUILD)/lib/libgpuoversub-common.a
 
+ARCHIVES += $(COMMON_LIB)
 $(COMMON_LIB): $(COMMON_OBJ)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^

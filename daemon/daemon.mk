@@ -9,15 +9,12 @@ CTL_BIN := $(BUILD)/bin/gpuoversubctl
 # (gpuoversubctl runs the simulator too).
 LIBS := $(DAEMON_LIB) $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 
+ARCHIVES += $(DAEMON_LIB)
 $(DAEMON_LIB): $(DAEMON_OBJ)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
 
 $(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(LIBS)
 $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
-$(GPUD_BIN) $(CTL_BIN):
-	@mkdir -p $(@D)
-	$(CXX_LINK) $^ -o $@ $(SYSLIBS)
+PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 
 ALL += $(GPUD_BIN) $(CTL_BIN)
 INSTALL += install-daemon

@@ -5,13 +5,11 @@ SIM_OBJ := $(SIM_SRC:%.cpp=$(BUILD)/%.o)
 SIM_LIB := $(BUILD)/lib/libgpuoversub-sim.a
 SIM_BIN := $(BUILD)/bin/gpuoversub-sim
 
+ARCHIVES += $(SIM_LIB)
 $(SIM_LIB): $(SIM_OBJ)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
 
+PROGRAMS += $(SIM_BIN)
 $(SIM_BIN): $(BUILD)/sim/main.o $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
-	@mkdir -p $(@D)
-	$(CXX_LINK) $^ -o $@ $(SYSLIBS)
 
 ALL += $(SIM_BIN)
 INSTALL += install-sim

@@ -6,9 +6,8 @@ ENGINE_LIB := $(BUILD)/lib/libgpuoversub-engine.a
 # Kernel style: every function declared before it is defined.
 $(ENGINE_OBJ): GOS_CFLAGS += -Wmissing-prototypes -Wstrict-prototypes
 
+ARCHIVES += $(ENGINE_LIB)
 $(ENGINE_LIB): $(ENGINE_OBJ)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
 
 ALL += $(ENGINE_LIB)
 INSTALL += install-engine
