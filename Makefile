@@ -8,8 +8,6 @@ BUILD ?= build
 SAN_BUILD ?= build-san
 PREFIX ?= /usr/local
 VERSION := 0.1
-CC ?= gcc
-CXX ?= g++
 # cuda.h is only ever included (the driver is opened at run time).
 CUDA_INC ?= /usr/local/cuda/include
 
@@ -45,9 +43,9 @@ C_LINK = $(CC) $(GOS_LDFLAGS) $(LDFLAGS)
 CXX_LINK = $(CXX) $(GOS_LDFLAGS) $(LDFLAGS)
 SYSLIBS := -lyaml -lhwloc -ldl -lpthread
 
-# Code that runs in processes without the sanitizer runtime (slurmstepd
-# loads the SPANK plugin) is never sanitized: in a sanitizer build it has a
-# tree of its own.
+# Code that must run without the sanitizer runtime (slurmstepd loads the
+# SPANK plugin; the agent's dlsym runs before ASan is up) is never
+# sanitized: in a sanitizer build it has a tree of its own.
 ifeq ($(SANITIZE),1)
   UNSAN := $(BUILD)/unsan
   $(UNSAN)/%.o: SAN :=
