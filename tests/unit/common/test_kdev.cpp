@@ -1,6 +1,6 @@
 // The /dev/gpuoversub client's refusals, which need no module: a device
 // that is not there, and a file that is not gpuoversub.ko's device. Its
-// calls on the module itself are tested in QEMU (tests/kmod).
+// calls on the module itself are tested in QEMU (tests/integration/kmod).
 #define BOOST_TEST_MODULE kdev
 #include <boost/test/unit_test.hpp>
 
