@@ -11,10 +11,10 @@ results=${1:-}
 source "$(dirname "$0")/private_daemon.bash"
 private_daemon 64G
 export LD_LIBRARY_PATH=$BUILD/tests/fakecuda FAKECUDA_MEMORY=64G
-run() { printf 'bench 2000 8\nquit\n' | "$@" "$BUILD/tests/agent/gos_testapp" | awk '/^ok [0-9]/ {print $2}'; }
+run() { printf 'bench 2000 8\nquit\n' | "$@" "$BUILD/tests/tools/gos_testapp" | awk '/^ok [0-9]/ {print $2}'; }
 plain=$(run env)
 agent=$(run env LD_PRELOAD="$(realpath "$BUILD/lib/libgpuoversub.so")" GPUOVERSUB_SOCKET="$work/sock" \
-	GPUOVERSUB_REQUIRED=1 bash -c '"$0" "$1" task 1 $$ && exec "${@:2}"' "$BUILD/tests/gpu/gos_register" "$work/sock")
+	GPUOVERSUB_REQUIRED=1 "$BUILD/tests/tools/gos_register" "$work/sock" exec 1)
 added=$(( (agent - plain) / 1000 ))
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 text="Agent cost per 8 MiB allocate+free pair, fake driver, $(nproc) x $cpu, $(date +%F):

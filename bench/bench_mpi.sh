@@ -15,7 +15,7 @@ private_daemon 1G
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # run PRELOAD ARG: one mpirun -np 2 of the ping-pong program, as a task of job 1.
 run() {
-	bash -c '"$0" "$1" task 1 $$ && exec "${@:2}"' "$B/tests/gpu/gos_register" "$work/sock" \
+	"$B/tests/tools/gos_register" "$work/sock" exec 1 \
 		mpirun -np 2 -x LD_PRELOAD="$1" -x GPUOVERSUB_SOCKET="$work/sock" -x SLURM_JOB_ID=1 \
 		"$B/bench/mpi_pingpong" "$2"
 }

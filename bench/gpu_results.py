@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the on-GPU figures of tests/gpu/run.sh --bench into
+"""Writes the on-GPU figures of tests/integration/gpu/run.sh --bench into
 bench/RESULTS.md, between the bench_gpu markers, as ratios to baselines
 measured in the same run."""
 import datetime

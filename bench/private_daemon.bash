@@ -1,6 +1,7 @@
 # Sourced by the benchmarks: private_daemon MEMORY starts a gpuoversubd with
 # one simulated GPU of MEMORY in a temporary directory ($work, socket
 # $work/sock), registers job 1 on it, and stops and removes it all on exit.
+source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/wait.bash"
 private_daemon() {
 	work=$(mktemp -d)
 	trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
@@ -8,6 +9,6 @@ private_daemon() {
 		"$work/sock" "$work/state" "$work/reports" "$1" >"$work/policy.yaml"
 	"$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
 	daemon=$!
-	for _ in $(seq 100); do [ -S "$work/sock" ] && break; sleep 0.1; done
-	"$BUILD/tests/gpu/gos_register" "$work/sock" step 1 0
+	wait_until 10 test -S "$work/sock" || { cat "$work/daemon.log"; exit 1; }
+	"$BUILD/tests/tools/gos_register" "$work/sock" step 1 0
 }

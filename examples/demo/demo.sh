@@ -11,7 +11,8 @@ export BUILD=${BUILD:-build}
 for t in slurmctld slurmd sbatch munge; do
 	command -v $t >/dev/null || { echo "make demo needs $t (apt-get install slurmctld slurmd slurm-client munge)"; exit 1; }
 done
-source tests/slurm/harness.bash
+source tests/integration/slurm/harness.bash
+source tests/integration/wait.bash
 export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
 dir=$(mktemp -d /tmp/gpuoversub-demo-XXXXXX)
 trap 'slurm_down; rm -rf "$dir"' EXIT
@@ -34,18 +35,26 @@ if [ "$real_gpu" -eq 1 ]; then	# the daemon finds the real GPU itself
 else
 	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state
 fi
-export GOS_DEMO_APP=$GOS_BUILD/tests/agent/gos_testapp
+export GOS_DEMO_APP=$GOS_BUILD/tests/tools/gos_testapp
 ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 
 echo "== Submitting two jobs that together ask $((2 * BUFFERS * BUFFER_MIB)) MiB of the GPU"
 a=$(sbatch --parsable -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
 b=$(sbatch --parsable -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
 echo "   jobs $a and $b"
-for _ in 1 2 3; do
-	sleep 2.5
-	echo "== gpuoversubctl status"
-	ctl status
-done
+# Both hold all their memory, each at its fair share of the device.
+shared_fairly() {
+	ctl --json status | python3 -c '
+import json, sys
+want = int(sys.argv[1]) << 20
+tenants = [t for g in json.load(sys.stdin)["gpus"] for t in g["tenants"] if t["demand"]]
+fair = all(abs(t["resident"] - t["entitlement"]) <= 64 << 20 for t in tenants)
+sys.exit(0 if len(tenants) == 2 and sum(t["demand"] for t in tenants) == want and fair else 1)' \
+		$((2 * BUFFERS * BUFFER_MIB))
+}
+wait_until 120 shared_fairly || echo "   (the jobs did not share the GPU at the same time)"
+echo "== gpuoversubctl status"
+ctl status
 rc=0
 for j in "$a" "$b"; do
 	state=$(job_wait "$j" 1200)
@@ -53,9 +62,9 @@ for j in "$a" "$b"; do
 	sed 's/^/   /' "$dir/job-$j.out"
 	[ "$state" = COMPLETED ] || rc=1
 done
-sleep 1
 for j in "$a" "$b"; do
 	echo "== gpuoversubctl report $j"
+	wait_until 30 ctl report "$j" >/dev/null	# the epilog's, once written
 	ctl report "$j"
 done
 exit $rc

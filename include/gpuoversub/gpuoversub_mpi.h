@@ -34,9 +34,10 @@ struct gpuoversub_pressure {
 
 /*
  * Collective over comm: fills out[0 .. size of comm - 1] with every rank's
- * pressure and headroom, the same on every rank. Call it at a safe point,
- * between time steps say, to move work from ranks under pressure to ranks
- * with headroom. Without the agent every rank reads as unmanaged. Returns
+ * pressure and headroom, the same on every rank, read once all ranks have
+ * made the call (so what any rank allocated before it counts). Call it at
+ * a safe point, between time steps say, to move work from ranks under
+ * pressure to ranks with headroom. Without the agent every rank reads as unmanaged. Returns
  * MPI_SUCCESS or the MPI error of the exchange.
  */
 int gpuoversub_mpi_exchange(MPI_Comm comm, struct gpuoversub_pressure *out);

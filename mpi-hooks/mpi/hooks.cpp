@@ -129,6 +129,11 @@ GOS_MPI_EXPORT int gpuoversub_mpi_exchange(MPI_Comm comm, struct gpuoversub_pres
 	int rank = 0;
 	if (int rc = PMPI_Comm_rank(comm, &rank); rc != MPI_SUCCESS)
 		return rc;
+	// A rank's figures are its job's on its GPU, which other ranks share:
+	// read them only once every rank has reached the safe point, so that
+	// what any rank allocated before it counts in every rank's figures.
+	if (int rc = PMPI_Barrier(comm); rc != MPI_SUCCESS)
+		return rc;
 	gpuoversub_usage u = usage_now();
 	gpuoversub_pressure mine{};
 	mine.rank = rank;

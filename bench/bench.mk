@@ -1,0 +1,16 @@
+# Benchmarks as ratios to same-run baselines: the engine, the agent-to-
+# daemon round trip, the agent's cost per allocation and the MPI hooks'
+# overhead; `make bench` writes bench/RESULTS.md.
+BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
+
+PROGRAMS += $(BENCH_BIN)
+$(BENCH_BIN): %: %.o $(LIBS)
+
+ALL += $(BENCH_BIN)
+.PHONY: bench
+bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(TESTAPP) $(GOS_REGISTER) \
+		$(if $(filter mpi,$(SKIPPED)),,$(MPI_LIB) $(BUILD)/bench/mpi_pingpong)
+	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
+	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
+	BUILD=$(BUILD) bench/bench_agent.sh bench/RESULTS.md
+	$(if $(filter mpi,$(SKIPPED)),@echo "gpuoversub: $(SKIP_NOTE.mpi)",BUILD=$(BUILD) bench/bench_mpi.sh bench/RESULTS.md)

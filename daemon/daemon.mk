@@ -1,0 +1,30 @@
+# gpuoversubd and gpuoversubctl: the daemon's parts as a library (the unit
+# tests link it too), the two programs, the policy and the systemd unit.
+DAEMON_SRC := $(filter-out %/main.cpp,$(wildcard daemon/*/*.cpp))
+DAEMON_OBJ := $(DAEMON_SRC:%.cpp=$(BUILD)/%.o)
+DAEMON_LIB := $(BUILD)/lib/libgpuoversub-daemon.a
+GPUD_BIN := $(BUILD)/sbin/gpuoversubd
+CTL_BIN := $(BUILD)/bin/gpuoversubctl
+# Every userspace library, in link order, for the programs and tests
+# (gpuoversubctl runs the simulator too).
+LIBS := $(DAEMON_LIB) $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+
+ARCHIVES += $(DAEMON_LIB)
+$(DAEMON_LIB): $(DAEMON_OBJ)
+
+$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(LIBS)
+$(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
+PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
+
+ALL += $(GPUD_BIN) $(CTL_BIN)
+INSTALL += install-daemon
+.PHONY: install-daemon
+install-daemon: $(GPUD_BIN) $(CTL_BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/doc/gpuoversub \
+		$(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system
+	install -m 0755 $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0644 config/gpuoversub.yaml $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
+	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
+		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
+	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/

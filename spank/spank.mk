@@ -1,0 +1,29 @@
+# The SPANK plugin, loaded by slurmstepd: hardened, never sanitized, its
+# own C++ runtime, only the SPANK symbols out.
+SPANK_SRC := $(wildcard spank/*.cpp) $(COMMON_SRC)
+SPANK_OBJ := $(SPANK_SRC:%.cpp=$(UNSAN)/%.o)
+SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
+# Its logic that needs no Slurm, for the unit tests.
+SPANK_LOGIC_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,spank/request.cpp spank/plugstack_args.cpp spank/step_env.cpp)
+# The agent's installed path is compiled in, so the plugin follows PREFIX.
+SPANK_PREFIX_STAMP := $(BUILD)/spank/prefix-$(subst /,_,$(PREFIX))
+$(UNSAN)/spank/plugin.o: $(SPANK_PREFIX_STAMP)
+$(UNSAN)/spank/plugin.o: GOS_CPPFLAGS += -DGOS_AGENT_PATH='"$(PREFIX)/lib/libgpuoversub.so"'
+
+$(SPANK_PREFIX_STAMP):
+	@mkdir -p $(@D)
+	rm -f $(@D)/prefix-* && touch $@
+
+$(SPANK_LIB): SAN :=
+$(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
+	@mkdir -p $(@D)
+	$(CXX_LINK) $(SO_LDFLAGS) -Wl,--version-script=spank/spank.map -static-libstdc++ -static-libgcc \
+		$(SPANK_OBJ) -o $@ -lyaml
+
+ALL += $(SPANK_LIB)
+INSTALL += install-spank
+.PHONY: install-spank
+install-spank: $(SPANK_LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib/slurm $(DESTDIR)$(PREFIX)/share/doc/gpuoversub
+	install -m 0755 $(SPANK_LIB) $(DESTDIR)$(PREFIX)/lib/slurm/
+	install -m 0644 config/plugstack.conf $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/

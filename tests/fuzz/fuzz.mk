@@ -1,0 +1,38 @@
+# libFuzzer targets (clang-14, optional) on the frame decoder, the policy
+# loader, the trace decoder and the engine API, each run for FUZZ_RUNS
+# inputs from its seed corpus (FUZZ_RUNS=0: until interrupted). They build
+# with their own compiler and flags, not the caller's.
+FUZZ_RUNS ?= 20000
+FUZZ_CXX ?= clang++-14
+FUZZ_CC ?= clang-14
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN)
+FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
+	common/proto/wire.cpp common/config/config.cpp
+FUZZ_OBJ := $(patsubst %,$(BUILD)/fuzz/%.o,$(basename $(FUZZ_SRC)))
+FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
+
+$(BUILD)/fuzz/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(GOS_CPPFLAGS) -std=gnu11 $(FUZZ_FLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/%.o: %.cpp
+	@mkdir -p $(@D)
+	$(FUZZ_CXX) $(GOS_CPPFLAGS) -std=c++20 $(FUZZ_FLAGS) -c $< -o $@
+
+$(FUZZ_BIN): $(BUILD)/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJ)
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread
+
+# The fuzzers' own sanitizers check the calls fortify would.
+$(BUILD)/fuzz/%.o: FORTIFY :=
+
+.PHONY: fuzz
+ifeq ($(shell command -v $(FUZZ_CXX)),)
+  $(call skip,fuzz,the libFuzzer targets,no $(FUZZ_CXX) (apt-get install clang-14 libclang-rt-14-dev))
+fuzz:
+	@echo "make fuzz: $(SKIP_NOTE.fuzz)"; exit 1
+else
+  UNIT_TESTS += tests/fuzz/fuzz.bats
+  CHECK_DEPS += $(FUZZ_BIN)
+fuzz: $(FUZZ_BIN)
+	FUZZ_RUNS=$(FUZZ_RUNS) BUILD=$(BUILD) tests/fuzz/run.sh
+endif

@@ -1,0 +1,376 @@
+// The agent end to end without a GPU: the real daemon, the real agent
+// preloaded into real test programs, and the fake driver, whose shared
+// device accounting says where every byte is and whether the GPU was ever
+// asked to hold more than it has.
+#define BOOST_TEST_MODULE agent
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent_harness.hpp"
+#include "tests/integration/daemon/daemon_harness.hpp"
+
+using namespace gos_test;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1ULL << 20;
+constexpr std::uint64_t chunk = 2 * MiB;
+const std::string gpu_256m = "simulated_gpus:\n  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}\n";
+
+std::uint64_t field(const nlohmann::json &t, const char *key)
+{
+	return t.is_null() ? 0 : t[key].get<std::uint64_t>();
+}
+
+// The fake driver's log of every call so far.
+std::string call_log(const FakeGpu &gpu)
+{
+	std::ifstream in(gpu.calls);
+	std::stringstream s;
+	s << in.rdbuf();
+	return s.str();
+}
+
+// "usage" from the fake driver: capacity, used, peak, over-capacity peak.
+std::vector<std::uint64_t> usage(AppProcess &app)
+{
+	std::istringstream in(app.cmd("usage"));
+	std::string ok;
+	std::vector<std::uint64_t> u(4);
+	in >> ok >> u[0] >> u[1] >> u[2] >> u[3];
+	return u;
+}
+
+std::uint64_t resident(AppProcess &app, std::initializer_list<const char *> names)
+{
+	std::uint64_t sum = 0;
+	for (const char *n : names)
+		sum += app.where(n).first;
+	return sum;
+}
+
+std::size_t count(const std::string &text, const std::string &what)
+{
+	std::size_t n = 0;
+	for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+		n++;
+	return n;
+}
+
+struct Node {
+	explicit Node(const std::string &yaml = "", bool start = true)
+		: daemon(gpu_256m + "return_interval: 50ms\n" + yaml, start), gpu(256 * MiB, daemon.dir)
+	{
+	}
+	DaemonUnderTest daemon;
+	FakeGpu gpu;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_jobs_overcommit_without_oom_and_converge_with_data_intact)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu, "procaddress");
+	for (const char *buf : {"a1", "a2", "a3", "a4", "a5", "a6"})
+		BOOST_REQUIRE_EQUAL(a.cmd(std::string("alloc ") + buf + " 24"), "ok");
+	for (const char *buf : {"b1", "b2", "b3", "b4", "b5", "b6"})	// 288 MiB asked of 256
+		BOOST_REQUIRE_EQUAL(b.cmd(std::string("alloc ") + buf + " 24"), "ok");
+	// Resident shares converge to the entitlements: 128 MiB each.
+	BOOST_TEST(eventually([&] {
+		auto ra = resident(a, {"a1", "a2", "a3", "a4", "a5", "a6"});
+		auto rb = resident(b, {"b1", "b2", "b3", "b4", "b5", "b6"});
+		return ra + chunk >= 128 * MiB && ra <= 128 * MiB + chunk && rb + chunk >= 128 * MiB &&
+		       rb <= 128 * MiB + chunk;
+	}, 10s));
+	BOOST_TEST(field(n.daemon.tenant(1), "entitlement") == 128 * MiB);
+	// Evicted data is preferred on the GPU's host node (numa_node: 0 above).
+	BOOST_TEST(count(call_log(n.gpu), "loc=host-numa/0 ") > 0u);
+	auto u = usage(a);
+	BOOST_TEST(u[2] <= u[0]);	// the device never held more than it has
+	BOOST_TEST(u[3] == 0u);
+	for (const char *buf : {"a1", "a2", "a3", "a4", "a5", "a6"})
+		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
+	for (const char *buf : {"b1", "b2", "b3", "b4", "b5", "b6"})
+		BOOST_TEST(b.cmd(std::string("verify ") + buf) == "ok");
+	// B leaves: A's data comes back, intact.
+	BOOST_REQUIRE_EQUAL(b.cmd("quit"), "ok");
+	b.wait();
+	BOOST_TEST(eventually([&] { return resident(a, {"a1", "a2", "a3", "a4", "a5", "a6"}) == 144 * MiB; }, 10s));
+	for (const char *buf : {"a1", "a2", "a3", "a4", "a5", "a6"})
+		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
+	std::istringstream st(a.cmd("stats"));
+	std::string ok;
+	std::uint64_t managed = 0, dev = 0, host = 0, allowed = 0, evictions = 0, returns = 0;
+	st >> ok >> managed >> dev >> host >> allowed >> evictions >> returns;
+	BOOST_TEST(managed == 1u);
+	BOOST_TEST(evictions > 0u);
+	BOOST_TEST(returns > 0u);
+	BOOST_TEST(dev == 144 * MiB);
+	// (The device peak is not checked after B's exit: the daemon hands B's
+	// memory on when B's socket closes, which can come a moment before the
+	// exiting process's device memory is released, here as with a real driver.)
+	// Nothing to warn about, beyond advice if this run was slow.
+	BOOST_TEST(count(a.errors(), "gpuoversub[") == count(a.errors(), "oversubscribed"));
+}
+
+BOOST_AUTO_TEST_CASE(low_priority_buffers_leave_first)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu, "dlsym"), b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc hot 96"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("prio hot 14"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc cold 64"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("prio cold 1"), "ok");
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc x 160"), "ok");	// A must give up 32 MiB
+	BOOST_TEST(eventually([&] { return a.where("cold").second >= 32 * MiB; }, 10s));
+	BOOST_TEST(a.where("hot").second == 0u);
+	BOOST_TEST(a.where("hot").first == 96 * MiB);
+	BOOST_TEST(a.cmd("verify cold") == "ok");
+	BOOST_TEST(a.cmd("prio cold 16") == "err -22");
+}
+
+BOOST_AUTO_TEST_CASE(throttled_jobs_stop_moving_and_get_advice)
+{
+	Node n("advice: {persist: 300ms}\n");
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 200"), "ok");
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc b 200"), "ok");
+	BOOST_TEST(eventually([&] { return a.errors().find("oversubscribed") != std::string::npos; }, 10s));
+	BOOST_TEST(eventually([&] { return n.daemon.tenant(1)["throttled"] == true; }, 10s));
+	// At rest nothing moves back and forth: no prefetch in a whole second.
+	auto prefetches = [&] { return count(call_log(n.gpu), "cuMemPrefetch"); };
+	std::this_thread::sleep_for(500ms);
+	auto before = prefetches();
+	std::this_thread::sleep_for(1s);
+	BOOST_TEST(prefetches() == before);
+	BOOST_TEST(count(a.errors(), "oversubscribed") == 1u);	// one line per episode
+}
+
+BOOST_AUTO_TEST_CASE(kill9_in_the_middle_of_an_order)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"FAKECUDA_PREFETCH_DELAY_MS", "400"}});
+	AppProcess b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 200"), "ok");
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc b 200"), "ok");
+	BOOST_REQUIRE(eventually([&] { return field(n.daemon.status()["gpus"][0], "evicting") > 0; }, 5s));
+	a.signal(SIGKILL);	// while it prefetches
+	a.wait();
+	BOOST_TEST(eventually([&] { return b.where("b").first == 200 * MiB; }, 10s));
+	BOOST_TEST(b.cmd("verify b") == "ok");
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 0; }));
+	BOOST_TEST(usage(b)[1] == 200 * MiB);	// the dead process's device memory is gone
+}
+
+BOOST_AUTO_TEST_CASE(a_stopped_victim_does_not_stall_others)
+{
+	Node n("order_timeout: 500ms\n");
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 200"), "ok");
+	a.signal(SIGSTOP);
+	// Answered while A cannot move anything: had B waited for A, this
+	// would time out with A stopped for good.
+	BOOST_TEST(b.cmd("alloc b 200") == "ok");
+	BOOST_TEST(b.cmd("verify b") == "ok");
+	BOOST_TEST(usage(b)[3] == 0u);	// B waited on the host, not on A's memory
+	a.signal(SIGCONT);
+	BOOST_TEST(a.cmd("verify a") == "ok");
+	BOOST_TEST(eventually([&] {
+		auto ra = a.where("a").first, rb = b.where("b").first;
+		return ra + rb <= 256 * MiB && ra + chunk >= 128 * MiB && rb + chunk >= 128 * MiB;
+	}, 10s));
+	BOOST_TEST(usage(b)[3] == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(daemon_down_at_start_then_restarted_mid_run)
+{
+	Node n("", false);
+	AppProcess a(&n.daemon, 0, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc early 16"), "ok");	// passes through
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc early2 16"), "ok");
+	BOOST_TEST(count(a.errors(), "cannot reach gpuoversubd") == 1u);
+	n.daemon.start();
+	n.daemon.register_step(1);
+	n.daemon.register_task(1, a.pid());
+	// The agent links by itself and accounts what it allocated meanwhile.
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 32 * MiB; }, 10s));
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc late 64"), "ok");
+	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 96 * MiB);
+	n.daemon.stop(SIGKILL);
+	n.daemon.start();
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 96 * MiB; }, 10s));
+	for (const char *buf : {"early", "early2", "late"})
+		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
+	BOOST_TEST(a.cmd("free late") == "ok");
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 32 * MiB; }));
+	BOOST_TEST(count(a.errors(), "lost gpuoversubd") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(required_without_an_engine_fails_allocations_clearly)
+{
+	Node n("", false);
+	AppProcess a(&n.daemon, 0, n.gpu, "direct", {{"GPUOVERSUB_REQUIRED", "1"}});
+	BOOST_TEST(a.cmd("alloc x 16") == "err " + std::to_string(800));
+	BOOST_TEST(a.errors().find("GPUOVERSUB_REQUIRED=1") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(every_way_to_the_driver_is_hooked_and_every_form_counted)
+{
+	for (const char *via : {"direct", "dlsym", "procaddress"}) {
+		BOOST_TEST_CONTEXT(via)
+		{
+			Node n;
+			n.daemon.register_step(7);
+			AppProcess a(&n.daemon, 7, n.gpu, via);
+			BOOST_REQUIRE_EQUAL(a.cmd("alloc plain 8"), "ok");
+			BOOST_REQUIRE_EQUAL(a.cmd("async stream 4"), "ok");
+			BOOST_REQUIRE_EQUAL(a.cmd("managed own 4"), "ok");
+			BOOST_REQUIRE_EQUAL(a.cmd("pitch rows 4"), "ok");
+			BOOST_REQUIRE_EQUAL(a.cmd("vmm phys 2"), "ok");
+			BOOST_TEST(eventually([&] { return field(n.daemon.tenant(7), "demand") >= 22 * MiB; }));
+			for (const char *buf : {"plain", "stream", "own", "rows"})
+				BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
+			for (const char *buf : {"plain", "stream", "own", "rows", "phys"})
+				BOOST_TEST(a.cmd(std::string("free ") + buf) == "ok");
+			BOOST_TEST(eventually([&] { return field(n.daemon.tenant(7), "demand") == 0; }));
+		}
+	}
+}
+
+BOOST_AUTO_TEST_CASE(small_allocations_stay_plain_device_memory)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_EVICTABLE_MIN", "4M"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc small 2"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc big 8"), "ok");
+	std::string log = call_log(n.gpu);
+	BOOST_TEST(count(log, "cuMemAlloc ") == 1u);		// the small one
+	BOOST_TEST(count(log, "cuMemAllocManaged") == 1u);	// the big one
+	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 10 * MiB);
+}
+
+BOOST_AUTO_TEST_CASE(a_deferred_prefetch_still_lands_on_the_device_and_bad_modes_are_named)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "deferred"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc d 32"), "ok");
+	// The agent's thread prefetches the whole buffer to the device.
+	BOOST_TEST(eventually([&] { return count(call_log(n.gpu), "33554432 to=device -> 0") == 1u; }));
+	BOOST_TEST(a.where("d").first == 32 * MiB);
+	BOOST_TEST(a.cmd("verify d") == "ok");
+	AppProcess b(&n.daemon, 2, n.gpu, "direct", {{"GPUOVERSUB_ALLOC_PREFETCH", "sometimes"}});
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc i 32"), "ok");
+	BOOST_TEST(b.where("i").first == 32 * MiB);	// inline: there when the call returns
+	BOOST_TEST(count(b.errors(), "GPUOVERSUB_ALLOC_PREFETCH=sometimes is neither inline nor deferred") == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(communication_libraries_keep_plain_device_memory)
+{
+	Node n;
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess a(&n.daemon, 1, n.gpu), b(&n.daemon, 2, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("comm nccl 64"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc mine 96"), "ok");
+	BOOST_TEST(count(call_log(n.gpu), "cuMemAlloc ") == 1u);	// the library's, as plain device memory
+	BOOST_REQUIRE_EQUAL(b.cmd("alloc x 160"), "ok");	// A must give up 32 MiB: from its own buffer
+	BOOST_TEST(eventually([&] { return a.where("mine").second >= 32 * MiB; }, 10s));
+	BOOST_TEST(a.where("nccl").first == 64 * MiB);
+	BOOST_TEST(a.cmd("verify nccl") == "ok");
+	BOOST_TEST(a.cmd("free nccl") == "ok");
+}
+
+BOOST_AUTO_TEST_CASE(mem_info_is_the_jobs_view)
+{
+	Node n;
+	n.daemon.register_step(1, {0}, 0, 500);	// --gpu-mem-oversub=0.5: 128 MiB
+	AppProcess a(&n.daemon, 1, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 32"), "ok");
+	BOOST_TEST(a.cmd("meminfo") == "ok " + std::to_string(96 * MiB) + " " + std::to_string(128 * MiB));
+	BOOST_TEST(a.cmd("alloc b 100") == "err " + std::to_string(2));
+	BOOST_TEST(a.errors().find("limit") != std::string::npos);
+	BOOST_TEST(a.cmd("alloc c 96") == "ok");
+}
+
+BOOST_AUTO_TEST_CASE(a_forked_child_leaves_the_parents_link_alone)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");
+	BOOST_TEST(a.cmd("fork") == "ok 0");
+	BOOST_TEST(a.cmd("alloc b 8") == "ok");
+	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 16 * MiB);
+	BOOST_TEST(n.daemon.status()["agents"] == 1);
+}
+
+BOOST_AUTO_TEST_CASE(tags_take_their_priority_from_the_file)
+{
+	Node n;
+	n.daemon.register_step(1);
+	std::string file = n.daemon.dir + "/priorities";
+	std::ofstream(file) << "# tag priority\nscratch 1\nnot a line\nweights 15\n";
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_PRIORITY_FILE", file}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc s 8"), "ok");
+	BOOST_TEST(a.cmd("tag s scratch") == "ok");
+	BOOST_TEST(a.cmd("tag s nosuchtag") == "err -2");
+	BOOST_TEST(a.errors().find(file + ":3") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(threads_allocate_and_free_at_once)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu);
+	BOOST_TEST(a.cmd("threads 8 40", 60s) == "ok");
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 0; }));
+	BOOST_TEST(usage(a)[1] == 0u);	// nothing left on the device
+}
+
+BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_CONTEXT_BYTES", "16M"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc b 8"), "ok");
+	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 32 * MiB);
+}
+
+BOOST_AUTO_TEST_CASE(kernel_launches_tell_the_balloon_who_is_busy)
+{
+	Node n("balloon: {enabled: true, period: 250ms, low: 0.1, high: 0.5, idle_weight: 0.25}\n");
+	n.daemon.register_step(1);
+	n.daemon.register_step(2);
+	AppProcess busy(&n.daemon, 1, n.gpu), idle(&n.daemon, 2, n.gpu, "procaddress");
+	BOOST_REQUIRE_EQUAL(busy.cmd("alloc a 160"), "ok");
+	BOOST_REQUIRE_EQUAL(idle.cmd("alloc b 160"), "ok");
+	// The idle job is first judged after eight periods (2 s) of reports.
+	BOOST_REQUIRE_EQUAL(busy.cmd("busy 4", 20s), "ok");
+	auto t1 = n.daemon.tenant(1), t2 = n.daemon.tenant(2);
+	BOOST_TEST(t2["idle"] == true);
+	BOOST_TEST(t1["idle"] == false);
+	BOOST_TEST(field(t1, "entitlement") > field(t2, "entitlement"));
+	BOOST_TEST(busy.cmd("verify a") == "ok");
+}

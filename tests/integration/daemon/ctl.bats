@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# gpuoversubctl against a real gpuoversubd with a simulated GPU.
+
+load ../wait
+
+setup() {
+	B=${BUILD:-build}
+	CTL=$B/bin/gpuoversubctl
+	D=$(mktemp -d)
+	chmod 755 "$D"
+	cat >"$D/p.yaml" <<EOP
+socket: $D/s.sock
+state_dir: $D/state
+reports: {dir: $D/reports}
+simulated_gpus:
+  - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
+EOP
+	"$B/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/log" &
+	PID=$!
+	wait_until 10 test -S "$D/s.sock" || { cat "$D/log"; return 1; }
+}
+
+teardown() {
+	kill "$PID" 2>/dev/null || true
+	wait "$PID" 2>/dev/null || true
+	rm -rf "$D"
+}
+
+@test "status shows the simulated GPU" {
+	run "$CTL" --socket "$D/s.sock" status
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"GPUs from simulated"* ]]
+	[[ "$output" == *"GPU 0  0000:b1:00.0  NUMA 1  (simulated)"* ]]
+	[[ "$output" == *"no jobs"* ]]
+	run "$CTL" --socket "$D/s.sock" --json status
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["gpus"][0]["memory"] == 2 << 30' <<<"$output"
+}
+
+@test "jobs and report speak plainly" {
+	run "$CTL" --socket "$D/s.sock" jobs
+	[ "$status" -eq 0 ]
+	[ "$output" = "no jobs registered" ]
+	run "$CTL" --socket "$D/s.sock" report 42
+	[ "$status" -eq 1 ]
+	[ "$output" = "gpuoversubctl: no report for job 42 on this node" ]
+	run "$CTL" --socket "$D/s.sock" report forty-two
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"report needs a job id, not 'forty-two'"* ]]
+}
+
+@test "a daemon that is down is named as the cause" {
+	run "$CTL" --socket "$D/none.sock" status
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"cannot reach gpuoversubd at $D/none.sock"*"(is the daemon running?)"* ]]
+	run "$CTL" frobnicate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown command or wrong arguments: frobnicate"* ]]
+}
+
+@test "simulate is the simulator" {
+	run "$CTL" simulate --quiet --policies gpuoversub examples/traces/rodinia-pair.csv
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"gpuoversub"*"weighted shares, priority, throttle"* ]]
+}
+
+@test "a second daemon on the same socket refuses to start" {
+	run "${BUILD:-build}/sbin/gpuoversubd" -c "$D/p.yaml"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"another gpuoversubd already serves $D/s.sock"* ]]
+}

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * gpuoversub.ko in a QEMU guest (run.sh, beside it, boots it): the ABI, the
+ * daemon's calls and their capability check, agents as forked processes
+ * that overcommit a GPU and get orders, kill -9 of a client, bad arguments
+ * for every ioctl, and a bounded random ioctl fuzzer. Static, kselftest.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include <gpuoversub/abi.h>
+
+#define MiB (1ull << 20)
+#define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
+	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
+	GOS_IOC_GPU_EXTERNAL, GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, \
+	GOS_IOC_PLACEMENT, GOS_IOC_TENANT_LIST
+
+static int dev(void)
+{
+	return open("/dev/gpuoversub", O_RDWR | O_CLOEXEC);
+}
+
+/* ioctl's result as 0 or -errno. */
+static int call(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * GPU `gpu` of `bytes` with two tenants of weight 1; returns the GPU. Each
+ * test names its own GPU: the harness runs every test in a fresh process
+ * against the one module.
+ */
+static uint32_t gpu_with_tenants(int fd, uint32_t gpu, uint64_t bytes, uint32_t *t0, uint32_t *t1)
+{
+	struct gos_ioc_gpu g = { .gpu = gpu, .physical = bytes };
+	struct gos_ioc_tenant t = { .gpu = g.gpu, .weight = 1 };
+
+	if (call(fd, GOS_IOC_GPU_ADD, &g))
+		return UINT32_MAX;
+	if (call(fd, GOS_IOC_TENANT_CREATE, &t))
+		return UINT32_MAX;
+	*t0 = t.tenant;
+	t.tenant = 0;
+	if (call(fd, GOS_IOC_TENANT_CREATE, &t))
+		return UINT32_MAX;
+	*t1 = t.tenant;
+	return g.gpu;
+}
+
+/* Next order on fd within ms, or kind 0. */
+static struct gos_wire_order read_order(int fd, int ms)
+{
+	struct gos_wire_order o = { 0 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) == 1 && read(fd, &o, sizeof(o)) != sizeof(o))
+		o.kind = 0;
+	return o;
+}
+
+/* A child process bound to tenant: it allocates mib and reports on out. */
+struct agent {
+	pid_t pid;
+	int go, out;
+};
+
+static struct agent spawn(int admin, uint32_t tenant, uint64_t mib)
+{
+	int go[2], out[2];
+	struct agent a;
+
+	if (pipe(go) || pipe(out))
+		exit(2);
+	a.pid = fork();
+	if (a.pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = mib * MiB };
+		struct gos_wire_order o;
+		char c;
+		int fd = dev();
+
+		close(admin);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		if (call(fd, GOS_IOC_ALLOC, &al))
+			_exit(4);
+		/* Report the placement, then every order: ack it and pass it on. */
+		if (write(out[1], &al, sizeof(al)) != sizeof(al))
+			_exit(5);
+		for (;;) {
+			o = read_order(fd, 10000);
+			if (!o.kind)
+				_exit(0);
+			if (o.id) {
+				struct gos_ioc_order done = { .order = o.id, .ok = 1 };
+
+				call(fd, GOS_IOC_ORDER_DONE, &done);
+			}
+			if (write(out[1], &o, sizeof(o)) != sizeof(o))
+				_exit(0);
+		}
+	}
+	close(go[0]);
+	close(out[1]);
+	a.go = go[1];
+	a.out = out[0];
+	struct gos_ioc_bind b = { .pid = (uint32_t)a.pid, .ntenants = 1, .tenants = { tenant } };
+
+	if (call(admin, GOS_IOC_BIND, &b))
+		exit(6);
+	if (write(a.go, "g", 1) != 1)
+		exit(7);
+	return a;
+}
+
+static int agent_read(struct agent *a, void *buf, size_t len, int ms)
+{
+	struct pollfd p = { .fd = a->out, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1 && read(a->out, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/* Bytes of orders of `kind` (SETTLED counts its device bytes) a reads, up to want. */
+static uint64_t order_bytes(struct agent *a, uint32_t kind, uint64_t want)
+{
+	struct gos_wire_order o;
+	uint64_t got = 0;
+
+	while (got < want && !agent_read(a, &o, sizeof(o), 3000)) {
+		if (o.kind == kind)
+			got += o.length;
+		if (o.kind == GOS_ORDER_SETTLED && kind == GOS_ORDER_RETURN)
+			got += o.device_bytes;
+	}
+	return got;
+}
+
+static void reap(struct agent *a)
+{
+	kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+}
+
+TEST(abi_version)
+{
+	struct gos_ioc_version v = { 0 };
+	int fd = dev();
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, call(fd, GOS_IOC_VERSION, &v));
+	EXPECT_EQ((__u32)GOS_KABI_VERSION, v.abi);
+	EXPECT_EQ(2 * MiB, v.chunk_size);
+	EXPECT_NE(0ull, v.instance);
+	close(fd);
+}
+
+TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
+{
+	int admin = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_alloc placed;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 1, 64 * MiB, &t0, &t1));
+	struct agent a = spawn(admin, t0, 48);
+
+	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
+	EXPECT_EQ(48 * MiB, placed.device_bytes);
+	struct agent b = spawn(admin, t1, 48);
+
+	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
+	/* B's fair share is 32 MiB: A must give up 16, so A gets evict orders. */
+	uint64_t evicted = order_bytes(&a, GOS_ORDER_EVICT, 16 * MiB);
+
+	EXPECT_GE(evicted, 16 * MiB);
+	/* B exits: its memory is released and A's evicted chunks come back. */
+	reap(&b);
+	EXPECT_EQ(evicted, order_bytes(&a, GOS_ORDER_RETURN, evicted));
+	reap(&a);
+	close(admin);
+}
+
+TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
+{
+	int admin = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_alloc placed;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 2, 32 * MiB, &t0, &t1));
+	struct agent a = spawn(admin, t0, 32);
+
+	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
+	struct agent b = spawn(admin, t1, 32);
+
+	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
+	reap(&a);	/* holding chunks, with orders outstanding */
+	/* All of B ends up on the device. */
+	uint64_t on_host = placed.host_bytes + placed.waiting_bytes;
+
+	EXPECT_EQ(on_host, order_bytes(&b, GOS_ORDER_RETURN, on_host));
+	reap(&b);
+	close(admin);
+}
+
+/* Whether pid is asleep (state S in /proc/PID/stat), within 5 s. */
+static int asleep_soon(pid_t pid)
+{
+	char path[32], stat[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 500; i++, usleep(10000)) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof(stat) - 1);
+		char *end;
+
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return 0;
+		stat[n] = '\0';
+		end = strrchr(stat, ')');	/* "PID (COMM) STATE ..." */
+		if (end && end[1] == ' ' && end[2] == 'S')
+			return 1;
+	}
+	return 0;
+}
+
+TEST(a_blocking_read_wakes_for_a_new_order)
+{
+	int admin = dev(), go[2], out[2];
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 10, 32 * MiB, &t0, &t1));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(out));
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
+		struct gos_wire_order o = { 0 };
+		int fd = dev();
+		char c;
+
+		if (read(go[0], &c, 1) != 1 || call(fd, GOS_IOC_ALLOC, &al) || write(out[1], "r", 1) != 1)
+			_exit(1);
+		/* No poll: the read itself sleeps until the order comes. */
+		if (read(fd, &o, sizeof(o)) != sizeof(o) || write(out[1], &o.kind, sizeof(o.kind)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	struct gos_ioc_bind child = { .pid = (uint32_t)pid, .ntenants = 1, .tenants = { t0 } };
+	struct gos_ioc_bind self = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t1 } };
+	struct pollfd p = { .fd = out[0], .events = POLLIN };
+	char ready;
+	uint32_t kind = 0;
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &child));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(1, read(out[0], &ready, 1));
+	/* After "r" the child only reads: asleep, it waits in that read(). */
+	ASSERT_TRUE(asleep_soon(pid));
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &self));
+	struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_ALLOC, &al));	/* squeezes the child */
+	ASSERT_EQ(1, poll(&p, 1, 3000));
+	ASSERT_EQ((ssize_t)sizeof(kind), read(out[0], &kind, sizeof(kind)));
+	EXPECT_EQ((uint32_t)GOS_ORDER_EVICT, kind);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(admin);
+}
+
+TEST(daemon_calls_need_cap_sys_admin)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_gpu g = { .gpu = 60, .physical = MiB };
+		struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
+		struct gos_ioc_bind b = { .pid = 1, .ntenants = 1 };
+		struct gos_ioc_alloc al = { .size = MiB };
+		struct gos_ioc_version v;
+		int fd = dev();
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		struct gos_ioc_tenant_stats ts = { .tenant = 0 };
+		struct gos_ioc_gpu_stats gs = { .gpu = 0 };
+		struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
+		struct gos_ioc_tenant_list tl = { .count = 0 };
+
+		if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM)
+			_exit(13);
+		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
+		    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
+		    call(fd, GOS_IOC_TENANT_STATS, &ts) != -EPERM || call(fd, GOS_IOC_GPU_STATS, &gs) != -EPERM ||
+		    call(fd, GOS_IOC_TENANT_POLICY, &tp) != -EPERM)
+			_exit(11);
+		/* Agents' calls stay open to it, but it belongs to no tenant. */
+		if (call(fd, GOS_IOC_VERSION, &v) || call(fd, GOS_IOC_ALLOC, &al) != -EPERM)
+			_exit(12);
+		_exit(0);
+	}
+	int status;
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(bad_arguments_for_every_ioctl)
+{
+	int fd = dev();
+	void *unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const unsigned long cmds[] = { ALL_IOCTLS };
+
+	ASSERT_LE(0, fd);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(-EFAULT, call(fd, cmds[i], NULL));
+		EXPECT_EQ(-EFAULT, call(fd, cmds[i], unmapped));
+	}
+	EXPECT_EQ(-ENOTTY, call(fd, _IO(GOS_IOC_MAGIC, 99), NULL));
+	EXPECT_EQ(-ENOTTY, call(fd, _IOW('x', 1, int), NULL));
+	struct gos_ioc_gpu g = { .gpu = 70, .pad = 1, .physical = MiB };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_ADD, &g));
+	struct gos_ioc_tenant t = { .gpu = 9999, .weight = 1 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_CREATE, &t));	/* no such GPU */
+	t.gpu = 0;
+	t.weight = 0;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_CREATE, &t));
+	struct gos_ioc_bind b = { .pid = 0, .ntenants = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* neither pid nor cgroup */
+	b.pid = 5;
+	b.ntenants = 0;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* no tenant */
+	b.ntenants = GOS_MAX_STEP_GPUS + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	b.ntenants = 1;
+	b.pid = 5;
+	b.cgroup = 7;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* both */
+	b.cgroup = 0;
+	b.pid = 5000000;	/* above PID_MAX_LIMIT */
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	b.pid = 31337;
+	EXPECT_EQ(-ENOENT, call(fd, GOS_IOC_UNBIND, &b));	/* never bound */
+	struct gos_ioc_placement pl = { .buffer = 1, .count = 0 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
+	pl.count = GOS_PLACEMENT_MAX + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
+	struct gos_ioc_tenant_ref r = { .tenant = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	struct gos_ioc_tenant_stats ts = { .tenant = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	uint32_t t0, t1;
+	struct gos_ioc_tenant_list tl = { .count = 4, .pad = 1 };
+
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 71, 64 * MiB, &t0, &t1));
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	tl.pad = 0;
+	tl.count = GOS_TENANT_LIST_MAX + 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	tl.count = 4;
+	tl.ids = 1;	/* not a user address */
+	EXPECT_EQ(-EFAULT, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	struct gos_ioc_alloc al = { .size = MiB, .flags = 0x80 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &al));
+	struct gos_req_buffer nb = { .buffer = 12345 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_FREE, &nb));
+	struct gos_req_priority p = { .buffer = 12345, .length = MiB, .priority = 99 };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_PRIORITY, &p));
+	struct gos_ioc_order o = { .order = 1, .ok = 2 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ORDER_DONE, &o));
+	char small[8];
+
+	EXPECT_EQ(-1, read(fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(tenant_policy_stats_placement_and_gpu_accounting)
+{
+	int fd = dev();
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 5, 64 * MiB, &t0, &t1));
+	struct gos_ioc_gpu_external x = { .gpu = 5, .bytes = 16 * MiB };
+	struct gos_ioc_gpu_stats gs = { .gpu = 5 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_STATS, &gs));
+	EXPECT_EQ(64 * MiB, gs.physical);
+	EXPECT_EQ(48 * MiB, gs.capacity);	/* minus what others use */
+	EXPECT_EQ(2u, gs.tenants);
+	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_POLICY, &tp));
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t0 } };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc al = { .priority = 8, .size = 8 * MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
+	struct gos_ioc_alloc too_big = { .priority = 8, .size = 40 * MiB };
+
+	EXPECT_NE(0, call(fd, GOS_IOC_ALLOC, &too_big));	/* over the 32 MiB limit */
+	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	EXPECT_EQ(5u, ts.stats.gpu);
+	EXPECT_EQ(3u, ts.stats.weight);
+	EXPECT_EQ(32 * MiB, ts.stats.limit);
+	EXPECT_EQ(4 * MiB, ts.stats.min_bytes);
+	EXPECT_EQ(8 * MiB, ts.stats.demand);
+	EXPECT_EQ(8 * MiB, ts.stats.resident);
+	EXPECT_EQ(1u, ts.stats.buffers);
+	uint8_t states[4] = { 9, 9, 9, 9 };
+	struct gos_ioc_placement pl = { .buffer = al.buffer, .first = 0, .count = 4,
+					.states = (uint64_t)(uintptr_t)states };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_PLACEMENT, &pl));
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(GOS_PLACE_DEVICE, states[i]);
+	struct gos_ioc_tenant_ref r = { .tenant = t0 };
+
+	EXPECT_EQ(-EBUSY, call(fd, GOS_IOC_TENANT_DESTROY, &r));	/* it holds a buffer */
+	struct gos_req_buffer fb = { .buffer = al.buffer };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_FREE, &fb));
+	EXPECT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	al.buffer = 0;
+	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
+	close(fd);
+}
+
+/* Alloc from a fresh child, optionally after moving it into cgroup dir. */
+static int alloc_in_child(const char *cgroup_dir)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = MiB };
+		char procs[256];
+		int fd = dev(), p;
+
+		if (cgroup_dir) {
+			snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgroup_dir);
+			p = open(procs, O_WRONLY);
+			if (p < 0 || write(p, "0", 1) != 1)
+				_exit(100);
+			close(p);
+		}
+		_exit(-call(fd, GOS_IOC_ALLOC, &al));
+	}
+	int status;
+
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -1000;
+}
+
+TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
+{
+	int fd = dev();
+	uint32_t a0, a1, b0, b1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 8, 64 * MiB, &a0, &a1));
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 9, 64 * MiB, &b0, &b1));
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 2, .tenants = { a1, b0 } };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc on0 = { .gpu = 0, .priority = 8, .size = 2 * MiB };
+	struct gos_ioc_alloc on1 = { .gpu = 1, .priority = 8, .size = 48 * MiB };
+	struct gos_ioc_alloc on2 = { .gpu = 2, .priority = 8, .size = MiB };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &on0));
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &on1));
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &on2));	/* the job has two GPUs */
+	struct gos_ioc_tenant_stats s0 = { .tenant = a1 }, s1 = { .tenant = b0 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s0));
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s1));
+	EXPECT_EQ(8u, s0.stats.gpu);
+	EXPECT_EQ(2 * MiB, s0.stats.demand);
+	EXPECT_EQ(9u, s1.stats.gpu);
+	EXPECT_EQ(48 * MiB, s1.stats.demand);
+	/* Squeezed on node GPU 9, the job hears of its GPU 1. */
+	struct agent other = spawn(fd, b1, 48);
+	struct gos_ioc_alloc placed;
+
+	ASSERT_EQ(0, agent_read(&other, &placed, sizeof(placed), 2000));
+	struct gos_wire_order o = read_order(fd, 3000);
+
+	EXPECT_EQ((__u32)GOS_ORDER_EVICT, o.kind);
+	EXPECT_EQ(1u, o.gpu);
+	reap(&other);
+	close(fd);
+}
+
+static int listed(int fd, uint32_t tenant)
+{
+	uint32_t ids[4096];
+	struct gos_ioc_tenant_list l = { .count = 4096, .ids = (uintptr_t)ids };
+
+	if (call(fd, GOS_IOC_TENANT_LIST, &l) || l.count > 4096)
+		return -1;
+	for (uint32_t i = 0; i < l.count; i++)
+		if (ids[i] == tenant)
+			return 1;
+	return 0;
+}
+
+TEST(the_tenant_list_names_every_tenant)
+{
+	int fd = dev();
+	uint32_t t0, t1;
+	struct gos_ioc_tenant_list count_only = { .count = 0 };
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 72, 64 * MiB, &t0, &t1));
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_LIST, &count_only));
+	EXPECT_LE(2u, count_only.count);
+	EXPECT_EQ(1, listed(fd, t0));
+	EXPECT_EQ(1, listed(fd, t1));
+	struct gos_ioc_tenant_ref r = { .tenant = t1 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_EQ(1, listed(fd, t0));
+	EXPECT_EQ(0, listed(fd, t1));
+	close(fd);
+}
+
+TEST(a_cgroup_binds_its_processes_and_no_other)
+{
+	const char *dir = "/sys/fs/cgroup/gos-job-7";
+	struct stat st;
+	int fd = dev();
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 6, 64 * MiB, &t0, &t1));
+	ASSERT_EQ(0, mkdir(dir, 0755));
+	ASSERT_EQ(0, stat(dir, &st));
+	struct gos_ioc_bind b = { .cgroup = st.st_ino, .ntenants = 1, .tenants = { t1 } };	/* the cgroup's id */
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	EXPECT_EQ(0, alloc_in_child(dir));	/* a task of the job */
+	EXPECT_EQ(-EPERM, alloc_in_child(NULL));	/* anyone else */
+	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	EXPECT_EQ(-EPERM, alloc_in_child(dir));
+	rmdir(dir);
+	close(fd);
+}
+
+TEST(random_ioctls_never_hurt_the_kernel)
+{
+	const unsigned long cmds[] = { ALL_IOCTLS };
+	const unsigned int ncmds = sizeof(cmds) / sizeof(cmds[0]);
+	uint32_t t0, t1;
+	int admin = dev(), fd = dev();
+	unsigned int seed = 12345;
+	long calls = 0;
+
+	ASSERT_LE(0, admin);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 3, 256 * MiB, &t0, &t1));
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 2, .tenants = { t0, t1 } };
+
+	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &b));
+	for (; calls < 100000; calls++) {
+		uint64_t arg[8];
+		unsigned long cmd = cmds[rand_r(&seed) % ncmds];
+
+		for (int i = 0; i < 8; i++)
+			arg[i] = ((uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed)) >> (rand_r(&seed) % 64);
+		if (cmd == GOS_IOC_GPU_ADD)
+			continue;	/* GPUs cannot be removed: it would fill the engine's table */
+		if (rand_r(&seed) % 16 == 0)
+			cmd = _IOC(_IOC_READ | _IOC_WRITE, GOS_IOC_MAGIC, rand_r(&seed) % 32, rand_r(&seed) % 64);
+		ioctl(fd, cmd, arg);
+		if (rand_r(&seed) % 64 == 0) {
+			struct gos_wire_order o[4];
+
+			fcntl(fd, F_SETFL, O_NONBLOCK);
+			(void)!read(fd, o, sizeof(o));
+		}
+		if (rand_r(&seed) % 4096 == 0) {
+			close(fd);	/* releases whatever it holds */
+			fd = dev();
+		}
+	}
+	close(fd);
+	close(admin);
+	EXPECT_EQ(100000, calls);
+}
+
+TEST_HARNESS_MAIN

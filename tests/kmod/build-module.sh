@@ -1,8 +1,0 @@
-#!/usr/bin/env bash
-# build-module.sh BUILD HEADERS: builds gpuoversub.ko out of the source
-# tree, in BUILD/kmod-vm/module (Kbuild writes beside its sources).
-set -euo pipefail
-out=$(realpath -m "$1/kmod-vm/module")
-rm -rf "$out" && mkdir -p "$out"
-cp -r kmod include "$out/"
-make -C "$2" M="$out/kmod" modules

@@ -1,0 +1,41 @@
+# The tests: Boost.Test programs and bats files, unit ones (in process,
+# tests/unit/<component>) before integration ones (real daemons, programs,
+# Slurm, MPI, QEMU: tests/integration/<component>). `make check` runs every
+# test that needs no GPU and ends with "N passed, N failed";
+# `make check-gpu` and `make bench-gpu` run the GPU suite.
+UNIT_SRC := $(wildcard tests/unit/*/test_*.cpp)
+INTEGRATION_SRC := $(wildcard tests/integration/*/test_*.cpp)
+UNIT_BIN := $(UNIT_SRC:%.cpp=$(BUILD)/%)
+INTEGRATION_BIN := $(INTEGRATION_SRC:%.cpp=$(BUILD)/%)
+# Harnesses, linked into every test program.
+TEST_SUPPORT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out $(UNIT_SRC) $(INTEGRATION_SRC), \
+	$(wildcard tests/unit/*/*.cpp tests/integration/*/*.cpp)))
+$(UNIT_BIN:=.o) $(INTEGRATION_BIN:=.o) $(TEST_SUPPORT_OBJ): GOS_CPPFLAGS += -DBOOST_TEST_DYN_LINK
+
+$(UNIT_BIN) $(INTEGRATION_BIN): %: %.o $(TEST_SUPPORT_OBJ) $(SPANK_LOGIC_OBJ) $(LIBS)
+	$(CXX_LINK) $^ -o $@ -lboost_unit_test_framework $(SYSLIBS)
+
+UNIT_TESTS += $(UNIT_BIN) $(wildcard tests/unit/*/*.bats)
+INTEGRATION_TESTS += $(INTEGRATION_BIN) $(wildcard tests/integration/*/*.bats)
+CHECK_DEPS += $(UNIT_BIN) $(INTEGRATION_BIN) $(FAKECUDA_LIB) $(TEST_TOOLS)
+# Features that cannot be tested here (see `skip`), unless allowed.
+unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
+
+.PHONY: check check-features check-sanitize check-gpu bench-gpu
+check: check-features all $(CHECK_DEPS)
+	@tests/run-tests.sh $(BUILD) $(filter-out $(SKIPPED_TESTS),$(UNIT_TESTS) $(INTEGRATION_TESTS))
+
+check-features: features
+	$(if $(unallowed_skips),@echo "$(skip_refusal)"; exit 1)
+skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run here (see above): install what they \
+	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
+
+check-sanitize:
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 check
+
+# On a machine with an NVIDIA GPU (root): the agent under real programs.
+check-gpu: all $(TEST_TOOLS)
+	BUILD=$(BUILD) tests/integration/gpu/run.sh
+
+bench-gpu: all $(TEST_TOOLS)
+	BUILD=$(BUILD) tests/integration/gpu/run.sh --bench

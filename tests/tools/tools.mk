@@ -1,0 +1,21 @@
+# Stand-ins for what surrounds gpuoversub, for the tests, the QEMU guest,
+# the GPU suite, the demo and the benchmarks: gos_register plays the SPANK
+# plugin, gos_testapp a CUDA application (driven line by line), and
+# libnccl-standin.so, beside it, a communication library.
+GOS_REGISTER := $(BUILD)/tests/tools/gos_register
+TESTAPP := $(BUILD)/tests/tools/gos_testapp
+NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
+
+# Static, so that the QEMU guest runs it as it is; never sanitized.
+$(GOS_REGISTER): SAN :=
+$(GOS_REGISTER): tests/tools/gos_register.c
+	@mkdir -p $(@D)
+	$(C_COMPILE) $(LDFLAGS) -static $< -o $@
+
+$(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(FAKECUDA_LIB) $(NCCL_STANDIN)
+	$(CXX_LINK) $< -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread
+
+$(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
+	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda
+
+TEST_TOOLS := $(GOS_REGISTER) $(TESTAPP) $(NCCL_STANDIN)
