@@ -10,7 +10,6 @@
 
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "agent_harness.hpp"
 #include "tests/integration/daemon/daemon_harness.hpp"
@@ -151,11 +150,19 @@ BOOST_AUTO_TEST_CASE(throttled_jobs_stop_moving_and_get_advice)
 	BOOST_REQUIRE_EQUAL(b.cmd("alloc b 200"), "ok");
 	BOOST_TEST(eventually([&] { return a.errors().find("oversubscribed") != std::string::npos; }, 10s));
 	BOOST_TEST(eventually([&] { return n.daemon.tenant(1)["throttled"] == true; }, 10s));
-	// At rest nothing moves back and forth: no prefetch in a whole second.
+	// At rest: no chunk in flight, so the engine's residency is the driver's.
+	BOOST_REQUIRE(eventually([&] {
+		return field(n.daemon.status()["gpus"][0], "evicting") == 0 &&
+		       a.where("a").first == field(n.daemon.tenant(1), "resident") &&
+		       b.where("b").first == field(n.daemon.tenant(2), "resident");
+	}, 10s));
+	// Then nothing moves back and forth: no prefetch while the daemon's
+	// clock of A's oversubscription runs a whole second on.
 	auto prefetches = [&] { return count(call_log(n.gpu), "cuMemPrefetch"); };
-	std::this_thread::sleep_for(500ms);
+	auto oversubscribed = [&] { return n.daemon.tenant(1)["oversubscribed_s"].get<double>(); };
 	auto before = prefetches();
-	std::this_thread::sleep_for(1s);
+	double since = oversubscribed();
+	BOOST_REQUIRE(eventually([&] { return oversubscribed() >= since + 1; }, 10s));
 	BOOST_TEST(prefetches() == before);
 	BOOST_TEST(count(a.errors(), "oversubscribed") == 1u);	// one line per episode
 }
