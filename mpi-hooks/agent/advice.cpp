@@ -1,19 +1,25 @@
-// Advice from the engine: the job stays above its fair share of a GPU.
-// The agent pins this process's lowest-priority buffers covering its part
-// of the excess (PILOT's MAdvise: the data that must live on the host is
-// the data used least, and it stops taking turns with the rest), then hands
-// the application a record, or prints one line per episode.
-#include <algorithm>
-#include <cerrno>
+// Pinning follows PILOT's MAdvise: the data that must live on the host is
+// the data used least, and it stops taking turns with the rest.
+#include "advice.hpp"
 
-#include "agent.hpp"
+#include <algorithm>
+#include <tuple>
+
 #include "settings.hpp"
 
 namespace gos::agent {
 
+int Advice::on_advice(gpuoversub_advice_fn fn, void *ctx)
+{
+	std::lock_guard g(mu_);
+	fn_ = fn;
+	ctx_ = ctx;
+	return 0;
+}
+
 // Priority 0 for the lowest-priority buffers on o's GPU until they cover
 // this process's share of the job's excess there; returns the bytes pinned.
-std::uint64_t Agent::pin_for(const gos_wire_order &o)
+std::uint64_t Advice::pin_for(const gos_wire_order &o)
 {
 	std::uint64_t demand = o.device_bytes + o.host_bytes;
 	if (demand <= o.entitlement)
@@ -39,7 +45,7 @@ std::uint64_t Agent::pin_for(const gos_wire_order &o)
 			break;
 		if (b->pinned)
 			continue;
-		if (set_priority(b->base, b->size, GPUOVERSUB_PRIORITY_MIN))
+		if (link_.set_priority(*b, 0, b->size, GPUOVERSUB_PRIORITY_MIN))
 			continue;	// freed meanwhile, or the engine is gone
 		b->pinned = true;
 		pinned += b->size;
@@ -48,9 +54,9 @@ std::uint64_t Agent::pin_for(const gos_wire_order &o)
 	return pinned;
 }
 
-void Agent::advise(const gos_wire_order &o)
+void Advice::advise(const gos_wire_order &o)
 {
-	advice_seen_++;
+	seen_++;
 	gpuoversub_advice a{};
 	a.size = sizeof a;
 	a.gpu = static_cast<std::int32_t>(o.gpu);
@@ -59,14 +65,10 @@ void Agent::advise(const gos_wire_order &o)
 	a.entitlement = o.entitlement;
 	a.oversubscribed_ns = o.oversub_ns;
 	a.pinned_bytes = pin_for(o);
-	{
-		std::lock_guard g(rank_mu_);
-		a.rank = rank_known_ ? rank_.rank : settings().rank;
-		a.local_rank = rank_known_ ? rank_.local_rank : settings().local_rank;
-	}
+	std::tie(a.rank, a.local_rank) = ranks_.rank();
 	// What the job could still allocate on its other GPUs.
-	auto engine = this->engine();
-	for (std::uint32_t gpu = 0; engine && gpu < ngpus_ && a.ngpus < GPUOVERSUB_MAX_GPUS; gpu++) {
+	auto engine = link_.engine();
+	for (std::uint32_t gpu = 0; engine && gpu < link_.ngpus() && a.ngpus < GPUOVERSUB_MAX_GPUS; gpu++) {
 		gos_rep_meminfo info{};
 		if (gpu == o.gpu || engine->meminfo(gpu, info))
 			continue;
@@ -78,9 +80,9 @@ void Agent::advise(const gos_wire_order &o)
 			      "move work (or data) from this rank to a rank on that GPU"
 			    : "the job stays above its fair share of this GPU: lower the priority of data it "
 			      "uses rarely, free what it no longer needs, or ask for more GPUs";
-	std::lock_guard g(advice_mu_);
-	if (advice_fn_) {
-		advice_fn_(&a, advice_ctx_);
+	std::lock_guard g(mu_);
+	if (fn_) {
+		fn_(&a, ctx_);
 		return;
 	}
 	std::string who = a.rank >= 0 ? "rank " + std::to_string(a.rank) + ": " : "";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "agent.hpp"
+#include "reentry.hpp"
 #include "settings.hpp"
 
 using gos::agent::Agent;

@@ -33,6 +33,15 @@ struct Driver {
 // Driver with loaded == false.
 const Driver &driver();
 
+// The driver's entry point fn (a member of Driver) called with args, or
+// CUDA_ERROR_NOT_FOUND when the driver lacks it.
+template <class Fn, class... Args>
+CUresult call_driver(Fn Driver::*fn, Args... args)
+{
+	Fn f = driver().*fn;
+	return f ? f(args...) : CUDA_ERROR_NOT_FOUND;
+}
+
 // dlsym as glibc has it, bypassing the agent's own dlsym (dlsym_hook.cpp).
 void *real_dlsym(void *handle, const char *name);
 

@@ -1,43 +1,72 @@
-// The agent's thread: carries out the engine's orders in the buffer's
-// context, acknowledges them with their duration, frees deferred buffers,
-// and relinks after the daemon went away.
-#include <cerrno>
+#include "executor.hpp"
+
+#include <pthread.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <map>
+#include <new>
 #include <set>
+#include <utility>
 
-#include "agent.hpp"
 #include "driver.hpp"
+#include "reentry.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {
 
-void *Agent::thread_main(void *self)
+void OrderExecutor::start()
 {
-	static_cast<Agent *>(self)->run();
+	std::lock_guard q(mu_);
+	if (started_)
+		return;
+	pthread_t thread;
+	started_ = pthread_create(&thread, nullptr, thread_main, this) == 0;
+	if (started_)
+		pthread_detach(thread);
+}
+
+void *OrderExecutor::thread_main(void *self)
+{
+	static_cast<OrderExecutor *>(self)->run();
 	return nullptr;
 }
 
-void Agent::post(const gos_wire_order &o)
+void OrderExecutor::post(const gos_wire_order &o)
 {
 	{
-		std::lock_guard q(queue_mu_);
+		std::lock_guard q(mu_);
 		orders_.push_back(o);
 	}
-	queue_cv_.notify_one();
+	cv_.notify_one();
 }
 
-void Agent::run()
+void OrderExecutor::lost(std::uint64_t connection)
+{
+	{
+		std::lock_guard q(mu_);
+		lost_ = connection;
+	}
+	cv_.notify_one();
+}
+
+void OrderExecutor::clear()
+{
+	std::lock_guard q(mu_);
+	orders_.clear();
+}
+
+void OrderExecutor::run()
 {
 	Reentry inside;	// nothing this thread does is the application's
 	for (;;) {
 		std::vector<gos_wire_order> batch;
-		bool lost;
+		std::uint64_t lost;
 		{
-			std::unique_lock q(queue_mu_);
-			queue_cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
-			lost = lost_;
+			std::unique_lock q(mu_);
+			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
+			lost = std::exchange(lost_, 0);
 			if (!lost)
 				while (!orders_.empty() && batch.size() < max_batch) {
 					batch.push_back(orders_.front());
@@ -45,36 +74,29 @@ void Agent::run()
 				}
 		}
 		if (lost)
-			lose_link();
+			link_.lose(lost);
 		execute(batch);
-		reap_deferred(false);
+		frees_.reap();
 		report_activity();
-		if (!connected_.load(std::memory_order_acquire)) {
-			std::lock_guard g(link_mu_);
-			if (link_ == Link::down && std::chrono::steady_clock::now() >= next_try_)
-				try_connect();
-		}
+		link_.ensure();	// relinks once the daemon is back
 	}
 }
 
 // Every 100 ms (under any sensible balloon period), the launches since the last report, for each GPU the
 // process holds memory on (a process's launches are not told apart by GPU).
 // Zeros are reported too: they are what makes an idle job look idle.
-void Agent::report_activity()
+void OrderExecutor::report_activity()
 {
 	auto now = std::chrono::steady_clock::now();
-	auto engine = this->engine();
+	auto engine = link_.engine();
 	if (now < next_activity_ || !engine)
 		return;
 	next_activity_ = now + std::chrono::milliseconds(100);
 	std::uint64_t total = launches_.load(std::memory_order_relaxed);
 	auto delta = static_cast<std::uint32_t>(std::min<std::uint64_t>(total - launches_reported_, UINT32_MAX));
 	launches_reported_ = total;
-	std::vector<bool> used(ngpus_, false);
-	for (const BufferRef &b : registry_.all())
-		if (b->engine_id && static_cast<std::uint32_t>(b->dev) < ngpus_)
-			used[static_cast<std::size_t>(b->dev)] = true;
-	for (std::uint32_t gpu = 0; gpu < ngpus_; gpu++)
+	std::vector<bool> used = registry_.gpus_in_use(link_.ngpus());
+	for (std::uint32_t gpu = 0; gpu < used.size(); gpu++)
 		if (used[gpu])
 			engine->activity(gpu, delta);
 }
@@ -83,7 +105,7 @@ void Agent::report_activity()
 // and waited for once: an engine picking chunks at random sends many small
 // orders, and one stream synchronization each would cap eviction far below
 // the link's bandwidth (and let orders time out).
-void Agent::execute(const std::vector<gos_wire_order> &batch)
+void OrderExecutor::execute(const std::vector<gos_wire_order> &batch)
 {
 	std::vector<const gos_wire_order *> moves;
 	for (const gos_wire_order &o : batch) {
@@ -94,20 +116,20 @@ void Agent::execute(const std::vector<gos_wire_order> &batch)
 		execute_moves(moves);
 		moves.clear();
 		if (o.kind == GOS_ORDER_ADVICE) {
-			advise(o);
+			advice_.advise(o);
 		} else if (o.kind == GOS_ORDER_SETTLED) {
 			BufferRef b = registry_.by_id(o.buffer);
 			if (!b)
 				continue;
 			std::unique_lock op(b->op);
 			if (!b->freed && b->engine_id == o.buffer)
-				place_as_engine_says(*b);
+				placement_.place_as_engine_says(*b);
 		}
 	}
 	execute_moves(moves);
 }
 
-void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
+void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &moves)
 {
 	if (moves.empty())
 		return;
@@ -128,7 +150,7 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		if (b->freed || b->engine_id != o->buffer)
 			continue;
 		bool evict = o->kind == GOS_ORDER_EVICT;
-		int err = b->evictable() ? place(*b, o->offset, o->length, !evict, o->numa_node) : -EINVAL;
+		int err = b->evictable() ? placement_.place(*b, o->offset, o->length, !evict, o->numa_node) : -EINVAL;
 		issued.push_back({o, b, err});
 	}
 	auto issued_at = std::chrono::steady_clock::now();
@@ -138,15 +160,12 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		if (m.err)
 			continue;
 		auto it = waited.find(m.buffer->ctx);
-		if (it == waited.end()) {
-			CUstream s = stream_for(m.buffer->ctx);
-			int err = s && driver().cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -EIO;
-			it = waited.emplace(m.buffer->ctx, err).first;
-		}
+		if (it == waited.end())
+			it = waited.emplace(m.buffer->ctx, placement_.wait(m.buffer->ctx)).first;
 		m.err = it->second;
 	}
 	auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-	auto engine = this->engine();
+	auto engine = link_.engine();
 	if (!engine)
 		return;
 	std::set<const Buffer *> stale;	// buffers to put back where the engine says
@@ -169,7 +188,7 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		(evict ? bytes_evicted_ : bytes_returned_) += m.order->length;
 	}
 	for (const Buffer *buffer : stale)
-		place_as_engine_says(*buffer);
+		placement_.place_as_engine_says(*buffer);
 	if (settings().verbose) {
 		std::uint64_t bytes = 0;
 		for (const Move &m : issued)
@@ -180,6 +199,17 @@ void Agent::execute_moves(const std::vector<const gos_wire_order *> &moves)
 		      std::to_string(took.count() / 1e6 - ms(start, issued_at)) + " ms, acknowledged in " +
 		      std::to_string(ms(start + took, std::chrono::steady_clock::now())) + " ms");
 	}
+}
+
+void OrderExecutor::fork_child()
+{
+	orders_.clear();
+	lost_ = 0;
+	started_ = false;
+	// Made anew: the parent's thread may have been waiting on it, and a
+	// waiter that does not exist here could hold up a notification.
+	new (&cv_) std::condition_variable;
+	mu_.unlock();
 }
 
 } // namespace gos::agent

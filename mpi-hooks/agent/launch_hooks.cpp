@@ -5,15 +5,15 @@
 #include "driver.hpp"
 
 using gos::agent::Agent;
+using gos::agent::call_driver;
+using gos::agent::Driver;
 using gos::agent::driver;
 
-#define LAUNCH(symbol, ...)                                    \
-	do {                                                   \
-		const gos::agent::Driver &d_ = driver();      \
-		if (!d_.symbol)                                \
-			return CUDA_ERROR_NOT_FOUND;           \
-		Agent::count_launch();                         \
-		return d_.symbol(__VA_ARGS__);                 \
+#define LAUNCH(symbol, ...)                                            \
+	do {                                                           \
+		if (driver().symbol)                                   \
+			Agent::count_launch();                         \
+		return call_driver(&Driver::symbol, __VA_ARGS__);      \
 	} while (0)
 
 GOS_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,

@@ -4,20 +4,21 @@
 #include "agent.hpp"
 #include "caller.hpp"
 #include "driver.hpp"
+#include "reentry.hpp"
 
 using gos::agent::Agent;
+using gos::agent::call_driver;
+using gos::agent::Driver;
 using gos::agent::driver;
 using gos::agent::Reentry;
 using gos::agent::Want;
 
-// The real entry point when the agent must stay out of the way.
-#define PASS_THROUGH(symbol, ...)                                                          \
-	do {                                                                               \
-		const gos::agent::Driver &d_ = driver();                                  \
-		if (!d_.symbol)                                                            \
-			return CUDA_ERROR_NOT_FOUND;                                       \
-		if (Reentry::active() || !d_.loaded)                                       \
-			return d_.symbol(__VA_ARGS__);                                     \
+// The real entry point when the agent must stay out of the way, or the
+// driver lacks it.
+#define PASS_THROUGH(symbol, ...)                                               \
+	do {                                                                    \
+		if (!driver().symbol || Reentry::active() || !driver().loaded)   \
+			return call_driver(&Driver::symbol, __VA_ARGS__);       \
 	} while (0)
 
 namespace {
@@ -140,14 +141,12 @@ GOS_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 GOS_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
 			     unsigned long long flags)
 {
-	PASS_THROUGH(cuMemMap, ptr, size, offset, handle, flags);
-	return driver().cuMemMap(ptr, size, offset, handle, flags);
+	return call_driver(&Driver::cuMemMap, ptr, size, offset, handle, flags);
 }
 
 GOS_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-	PASS_THROUGH(cuMemUnmap, ptr, size);
-	return driver().cuMemUnmap(ptr, size);
+	return call_driver(&Driver::cuMemUnmap, ptr, size);
 }
 
 GOS_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)

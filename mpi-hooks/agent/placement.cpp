@@ -1,17 +1,16 @@
-// Moving a buffer's bytes: preferred location plus prefetch on the agent's
-// private stream of the buffer's context. Evicted data stays mapped for the
-// GPU (accessed-by), so kernels keep running on it over the link.
+#include "placement.hpp"
+
 #include <cerrno>
 
-#include "agent.hpp"
 #include "driver.hpp"
+#include "settings.hpp"
 
 namespace gos::agent {
 
-// The agent's stream in ctx, which must be current. Created on first use.
-CUstream Agent::stream_for(CUcontext ctx)
+// The agent's stream in ctx, which must be current when it is made.
+CUstream Placement::stream_for(CUcontext ctx)
 {
-	std::lock_guard g(streams_mu_);
+	std::lock_guard g(mu_);
 	auto it = streams_.find(ctx);
 	if (it != streams_.end())
 		return it->second;
@@ -22,7 +21,13 @@ CUstream Agent::stream_for(CUcontext ctx)
 	return s;
 }
 
-int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa)
+int Placement::wait(CUcontext ctx)
+{
+	CUstream s = stream_for(ctx);
+	return s && driver().cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -EIO;
+}
+
+int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa)
 {
 	const Driver &d = driver();
 	if (offset >= b.size)
@@ -43,7 +48,7 @@ int Agent::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bo
 	return result;
 }
 
-int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa)
+int Placement::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa)
 {
 	const Driver &d = driver();
 	CUstream s = stream_for(b.ctx);
@@ -67,14 +72,15 @@ int Agent::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_de
 	return r == CUDA_SUCCESS ? 0 : -EIO;
 }
 
-// Asks the engine where each chunk of b is and puts it there: chunks on
-// the device or being evicted stay on the device; the rest go to the host.
-int Agent::place_as_engine_says(const Buffer &b)
+// Chunks on the device or being evicted stay on the device; the rest go to
+// the host.
+int Placement::place_as_engine_says(const Buffer &b)
 {
-	auto engine = this->engine();
+	auto engine = link_.engine();
 	if (!engine || !b.engine_id)
 		return -ENOTCONN;
-	std::uint64_t chunks = (b.size + chunk_size_ - 1) / chunk_size_;
+	std::uint64_t chunk = link_.chunk_size();
+	std::uint64_t chunks = (b.size + chunk - 1) / chunk;
 	std::vector<std::uint8_t> states;
 	int result = 0;
 	for (std::uint64_t first = 0; first < chunks; first += GOS_PLACEMENT_MAX) {
@@ -88,12 +94,35 @@ int Agent::place_as_engine_says(const Buffer &b)
 				j++;
 			// The application placed its own managed memory; only evictions are ours.
 			if (!(dev && b.backing == Backing::app_managed))
-				if (int err = place(b, (first + i) * chunk_size_, std::uint64_t(j - i) * chunk_size_, dev, numa_))
+				if (int err = place(b, (first + i) * chunk, std::uint64_t(j - i) * chunk, dev, link_.numa()))
 					result = err;
 			i = j;
 		}
 	}
 	return result;
+}
+
+// Where the engine says when some of b is on the host or waiting (or b has
+// priority ranges), else all on the device, like cuMemAlloc. Deferred
+// (GPUOVERSUB_ALLOC_PREFETCH=deferred), the agent's thread prefetches it:
+// the prefetch call blocks ~330 us per 64 MiB on an H100, but a kernel that
+// touches the buffer first populates it on the device by faults, which
+// cost ~2.5% of kernel bandwidth there (bench/RESULTS.md).
+bool Placement::place_new(const Buffer &b, const gos_rep_alloc &rep)
+{
+	if (b.evictable() && (rep.host_bytes || rep.waiting_bytes || !b.ranges.empty()))
+		place_as_engine_says(b);
+	else if (b.backing == Backing::managed && settings().inline_prefetch)
+		place(b, 0, b.size, true, -1);
+	else if (b.backing == Backing::managed)
+		return false;
+	return true;
+}
+
+void Placement::fork_child()
+{
+	streams_.clear();
+	mu_.unlock();
 }
 
 } // namespace gos::agent

@@ -24,6 +24,14 @@ BufferRef Registry::take(std::uint64_t base, bool vmm)
 	return b;
 }
 
+BufferRef Registry::find(std::uint64_t base, bool vmm) const
+{
+	std::lock_guard g(mu_);
+	const auto &map = vmm ? *by_handle_ : *by_ptr_;
+	auto it = map.find(base);
+	return it == map.end() ? nullptr : it->second;
+}
+
 BufferRef Registry::containing(std::uint64_t ptr) const
 {
 	std::lock_guard g(mu_);
@@ -70,6 +78,16 @@ std::vector<BufferRef> Registry::unregistered() const
 	return out;
 }
 
+std::vector<bool> Registry::gpus_in_use(std::uint32_t ngpus) const
+{
+	std::vector<bool> used(ngpus, false);
+	std::lock_guard g(mu_);
+	for (const auto &[id, b] : *by_id_)
+		if (static_cast<std::uint32_t>(b->dev) < ngpus)
+			used[static_cast<std::size_t>(b->dev)] = true;
+	return used;
+}
+
 void Registry::forget_ids()
 {
 	std::lock_guard g(mu_);
@@ -78,14 +96,15 @@ void Registry::forget_ids()
 	by_id_->clear();
 }
 
-void Registry::drop_all_for_child()
+void Registry::fork_child()
 {
-	// Called with mu_ held by the fork handler. The old maps are leaked on
-	// purpose: their buffers' mutexes may be held by parent threads that
-	// do not exist here, and destroying a held mutex is undefined.
+	// The old maps are leaked on purpose: their buffers' mutexes may be
+	// held by parent threads that do not exist here, and destroying a held
+	// mutex is undefined.
 	by_ptr_ = new std::map<std::uint64_t, BufferRef>;
 	by_handle_ = new std::map<std::uint64_t, BufferRef>;
 	by_id_ = new std::map<std::uint64_t, BufferRef>;
+	mu_.unlock();
 }
 
 } // namespace gos::agent

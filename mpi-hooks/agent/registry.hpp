@@ -2,6 +2,13 @@
 // saw, by address (or VMM handle), and by the engine's buffer id once
 // registered. Buffers outlive the map entries that hold them while an
 // order runs on them (shared_ptr), and op serializes orders with free.
+//
+// Locks: Registry::mu_ guards the three maps and nothing else; it is a
+// leaf (no other agent lock is taken while it is held). Buffer::op guards
+// a buffer's engine state (engine_id, priority, ranges, freed, pinned)
+// against orders, frees and registration running at once; a thread holds
+// one op at a time, except the order executor, which holds those of one
+// batch; nothing waits for an op while holding a leaf lock.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +18,7 @@
 #include <vector>
 
 #include "cuda_api.hpp"
+#include "fork_safe.hpp"
 
 namespace gos::agent {
 
@@ -29,6 +37,11 @@ struct PriorityRange {
 };
 
 struct Buffer {
+	Buffer(std::uint64_t base_, std::uint64_t size_, int dev_, CUcontext ctx_, Backing backing_)
+		: base(base_), size(size_), dev(dev_), ctx(ctx_), backing(backing_)
+	{
+	}
+
 	std::uint64_t base = 0;		// device address, or the VMM handle
 	std::uint64_t size = 0;
 	int dev = 0;
@@ -46,23 +59,30 @@ struct Buffer {
 
 using BufferRef = std::shared_ptr<Buffer>;
 
-class Registry {
+class Registry final : public ForkSafe {
 public:
 	void add(const BufferRef &b);
 	BufferRef take(std::uint64_t base, bool vmm);	// removes it
+	BufferRef find(std::uint64_t base, bool vmm) const;
 	BufferRef containing(std::uint64_t ptr) const;
 	BufferRef by_id(std::uint64_t id) const;
 	void set_id(const BufferRef &b, std::uint64_t id);
 	std::vector<BufferRef> all() const;
 	std::vector<BufferRef> unregistered() const;
+	// Which of GPUs 0..ngpus-1 hold a registered buffer of this process.
+	std::vector<bool> gpus_in_use(std::uint32_t ngpus) const;
 	void forget_ids();		// the engine is gone; its ids with it
-	void drop_all_for_child();	// after fork: the parent's memory is not ours
-	std::mutex &lock() { return mu_; }
+
+	// fork(): mu_ is held across it; the child's registry starts empty,
+	// since the parent's memory is not its own.
+	void fork_prepare() override { mu_.lock(); }
+	void fork_parent() override { mu_.unlock(); }
+	void fork_child() override;
 
 private:
 	mutable std::mutex mu_;
 	std::map<std::uint64_t, BufferRef> *by_ptr_ = new std::map<std::uint64_t, BufferRef>;
-	std::map<std::uint64_t, BufferRef> *by_handle_ = new std::map<std::uint64_t, BufferRef>;
+	std::map<std::uint64_t, BufferRef> *by_handle_ = new std::map<std::uint64_t, BufferRef>;	// VMM, context
 	std::map<std::uint64_t, BufferRef> *by_id_ = new std::map<std::uint64_t, BufferRef>;
 };
 

@@ -355,7 +355,7 @@ BOOST_AUTO_TEST_CASE(threads_allocate_and_free_at_once)
 	BOOST_TEST(usage(a)[1] == 0u);	// nothing left on the device
 }
 
-BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device)
+BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device_across_a_daemon_restart)
 {
 	Node n;
 	n.daemon.register_step(1);
@@ -363,6 +363,35 @@ BOOST_AUTO_TEST_CASE(the_context_is_counted_once_per_device)
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");
 	BOOST_REQUIRE_EQUAL(a.cmd("alloc b 8"), "ok");
 	BOOST_TEST(field(n.daemon.tenant(1), "demand") == 32 * MiB);
+	n.daemon.stop(SIGKILL);
+	n.daemon.start();
+	BOOST_REQUIRE(eventually([&] { return field(n.daemon.tenant(1), "demand") >= 32 * MiB; }, 10s));
+	// Once the buffers are gone, the context alone is left: registered again, not twice.
+	BOOST_TEST(a.cmd("free a") == "ok");
+	BOOST_TEST(a.cmd("free b") == "ok");
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 16 * MiB; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_process_leaves_the_cpu_alone)
+{
+	Node n;
+	AppProcess a(&n.daemon, 0, n.gpu);	// not a task of any job: refused
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc x 8"), "ok");	// passes through
+	BOOST_REQUIRE(a.errors().find("refused this process") != std::string::npos);
+	// A second of the program's own work (launches 2 ms apart) costs it
+	// little CPU: the agent's thread waits for work, it does not spin.
+	auto cpu_ticks = [&] {
+		std::ifstream stat("/proc/" + std::to_string(a.pid()) + "/stat");
+		std::string word;
+		for (int i = 1; i < 14 && stat >> word; i++) {
+		}
+		long user = 0, system = 0;
+		stat >> user >> system;
+		return user + system;
+	};
+	long before = cpu_ticks();
+	BOOST_REQUIRE_EQUAL(a.cmd("busy 1"), "ok");
+	BOOST_TEST(cpu_ticks() - before < sysconf(_SC_CLK_TCK) / 4);
 }
 
 BOOST_AUTO_TEST_CASE(kernel_launches_tell_the_balloon_who_is_busy)

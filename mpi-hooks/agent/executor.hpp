@@ -1,0 +1,81 @@
+// The agent's thread and the engine's orders: queued by the client's
+// thread, carried out here in arrival order, consecutive moves issued
+// together and waited for once, each acknowledged with its duration.
+// Between batches the thread frees deferred buffers, reports kernel
+// launches as activity, hands a lost connection to the link, and relinks
+// when the daemon is back.
+//
+// Lock: mu_ guards the queue (orders_, lost_), started_ and cv_; a leaf.
+// The thread owns the rest; the counters are atomics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "advice.hpp"
+#include "fork_safe.hpp"
+#include "frees.hpp"
+#include "link.hpp"
+#include "placement.hpp"
+
+namespace gos::agent {
+
+class OrderExecutor final : public ForkSafe {
+public:
+	OrderExecutor(Registry &registry, Link &link, Placement &placement, Advice &advice, DeferredFrees &frees)
+		: registry_(registry), link_(link), placement_(placement), advice_(advice), frees_(frees)
+	{
+	}
+
+	void start();	// the thread, once (and once more in a forked child)
+	void post(const gos_wire_order &o);
+	void lost(std::uint64_t connection);	// the thread tells the link
+	void clear();	// the orders queued are for an engine that is gone
+
+	// One more kernel launch: a relaxed increment, nothing else.
+	static void count_launch() { launches_.fetch_add(1, std::memory_order_relaxed); }
+
+	struct Moved {
+		std::uint64_t evictions, returns, bytes_evicted, bytes_returned;
+	};
+	Moved moved() const { return {evictions_, returns_, bytes_evicted_, bytes_returned_}; }
+
+	// fork(): mu_ is held across it; the child has neither the thread nor
+	// its parent's orders.
+	void fork_prepare() override { mu_.lock(); }
+	void fork_parent() override { mu_.unlock(); }
+	void fork_child() override;
+
+private:
+	static void *thread_main(void *self);
+	void run();
+	void execute(const std::vector<gos_wire_order> &batch);
+	void execute_moves(const std::vector<const gos_wire_order *> &moves);
+	void report_activity();
+
+	static constexpr std::size_t max_batch = 256;	// orders issued before one wait
+
+	Registry &registry_;
+	Link &link_;
+	Placement &placement_;
+	Advice &advice_;
+	DeferredFrees &frees_;
+
+	std::mutex mu_;
+	std::condition_variable cv_;
+	std::deque<gos_wire_order> orders_;
+	std::uint64_t lost_ = 0;	// a connection that dropped, 0 when none
+	bool started_ = false;
+
+	std::atomic<std::uint64_t> evictions_{0}, returns_{0}, bytes_evicted_{0}, bytes_returned_{0};
+	static inline std::atomic<std::uint64_t> launches_{0};
+	std::uint64_t launches_reported_ = 0;
+	std::chrono::steady_clock::time_point next_activity_{};
+};
+
+} // namespace gos::agent
