@@ -3,14 +3,15 @@
 // registered. Buffers outlive the map entries that hold them while an
 // order runs on them (shared_ptr), and op serializes orders with free.
 //
-// Locks: Registry::mu_ guards the three maps and nothing else; it is a
-// leaf (no other agent lock is taken while it is held). Buffer::op guards
-// a buffer's engine state (engine_id, priority, ranges, freed, pinned)
-// against orders, frees and registration running at once; a thread holds
-// one op at a time, except the order executor, which holds those of one
-// batch; nothing waits for an op while holding a leaf lock.
+// Locks: Registry::mu_ guards the three maps; a leaf (no other agent lock
+// is taken while it is held). Buffer::op is held while an order, a free
+// or a registration works on a buffer, so that none of them acts on memory
+// another has freed; a thread holds one op at a time, except the order
+// executor, which holds those of one batch, and nothing waits for an op
+// while holding a leaf lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,23 +37,26 @@ struct PriorityRange {
 	std::uint32_t priority;
 };
 
+// What was allocated never changes; what the engine knows of it does.
 struct Buffer {
 	Buffer(std::uint64_t base_, std::uint64_t size_, int dev_, CUcontext ctx_, Backing backing_)
 		: base(base_), size(size_), dev(dev_), ctx(ctx_), backing(backing_)
 	{
 	}
 
-	std::uint64_t base = 0;		// device address, or the VMM handle
-	std::uint64_t size = 0;
-	int dev = 0;
-	CUcontext ctx = nullptr;
-	Backing backing = Backing::device;
-	std::uint64_t engine_id = 0;	// 0: not registered with the engine
-	std::uint32_t priority = 8;
-	std::vector<PriorityRange> ranges;	// set before registration
-	std::mutex op;			// held while an order or free runs
-	bool freed = false;
-	bool pinned = false;		// given priority 0 on advice
+	const std::uint64_t base;	// device address, or the VMM handle
+	const std::uint64_t size;
+	const int dev;
+	const CUcontext ctx;
+	const Backing backing;
+	std::mutex op;			// held while an order, a free or a registration runs
+	// Read without op (the registry forgets ids when the engine goes; advice
+	// picks buffers), written under it (forget_ids aside).
+	std::atomic<std::uint64_t> engine_id{0};	// 0: not registered with the engine
+	std::atomic<std::uint32_t> priority{8};
+	std::atomic<bool> freed{false};
+	std::vector<PriorityRange> ranges;	// under op; sent on registration
+	bool pinned = false;		// given priority 0 on advice; the agent's thread's
 
 	bool evictable() const { return backing == Backing::managed || backing == Backing::app_managed; }
 };
