@@ -145,10 +145,10 @@ void AppProcess::signal(int sig)
 		kill(pid_, sig);
 }
 
-int AppProcess::wait()
+int AppProcess::wait(std::chrono::milliseconds limit)
 {
 	int status = -1;
-	if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_)
+	if (pid_ > 0 && eventually([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, limit))
 		pid_ = -1;
 	return status;
 }

@@ -40,7 +40,8 @@ public:
 	// "where NAME" as numbers: bytes on the device and on the host.
 	std::pair<std::uint64_t, std::uint64_t> where(const std::string &name);
 	void signal(int sig);
-	int wait();		// exit status
+	// Its exit status, or -1 if it has not exited within limit.
+	int wait(std::chrono::milliseconds limit = std::chrono::seconds(10));
 	std::string errors() const;	// what it wrote to stderr
 	pid_t pid() const { return pid_; }
 

@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(two_jobs_overcommit_without_oom_and_converge_with_data_inta
 		BOOST_TEST(b.cmd(std::string("verify ") + buf) == "ok");
 	// B leaves: A's data comes back, intact.
 	BOOST_REQUIRE_EQUAL(b.cmd("quit"), "ok");
-	b.wait();
+	BOOST_REQUIRE_EQUAL(b.wait(), 0);	// exited by itself, cleanly
 	BOOST_TEST(eventually([&] { return resident(a, {"a1", "a2", "a3", "a4", "a5", "a6"}) == 144 * MiB; }, 10s));
 	for (const char *buf : {"a1", "a2", "a3", "a4", "a5", "a6"})
 		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
@@ -178,7 +178,7 @@ BOOST_AUTO_TEST_CASE(kill9_in_the_middle_of_an_order)
 	BOOST_REQUIRE_EQUAL(b.cmd("alloc b 200"), "ok");
 	BOOST_REQUIRE(eventually([&] { return field(n.daemon.status()["gpus"][0], "evicting") > 0; }, 5s));
 	a.signal(SIGKILL);	// while it prefetches
-	a.wait();
+	BOOST_REQUIRE_NE(a.wait(), -1);
 	BOOST_TEST(eventually([&] { return b.where("b").first == 200 * MiB; }, 10s));
 	BOOST_TEST(b.cmd("verify b") == "ok");
 	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 0; }));
