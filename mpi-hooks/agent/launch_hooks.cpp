@@ -4,16 +4,11 @@
 #include "agent.hpp"
 #include "driver.hpp"
 
-using gos::agent::Agent;
-using gos::agent::call_driver;
-using gos::agent::Driver;
-using gos::agent::driver;
-
-#define LAUNCH(symbol, ...)                                            \
-	do {                                                           \
-		if (driver().symbol)                                   \
-			Agent::count_launch();                         \
-		return call_driver(&Driver::symbol, __VA_ARGS__);      \
+#define LAUNCH(symbol, ...)                                                                     \
+	do {                                                                                    \
+		if (gos::agent::driver().symbol)                                                \
+			gos::agent::Agent::count_launch();                                      \
+		return gos::agent::call_driver(&gos::agent::Driver::symbol, __VA_ARGS__);       \
 	} while (0)
 
 GOS_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
