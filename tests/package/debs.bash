@@ -29,7 +29,8 @@ debs_build() {
 
 debs_next() {
 	local built=$1 dir=$2 version next
-	cp -a "$built" "$dir"
+	mkdir -p "$(dirname "$dir")" && cp -a "$built" "$dir"
+	(cd "$dir" && dh_clean)	# debhelper's record of the last build, not make's
 	version=$(cd "$dir" && dpkg-parsechangelog -SVersion)
 	next=${version%-*}-$((${version##*-} + 1))
 	{
