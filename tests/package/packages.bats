@@ -5,24 +5,25 @@
 # `include /etc/slurm/plugstack.conf.d/*` and a job runs through it; an
 # upgrade to the next version under two running jobs; purge. Nothing from the
 # build tree but the test-only fake CUDA driver and the test program that
-# stands for a user's CUDA application. Needs root; run by .ci/packages.sh:
-#   GOS_DEBS=DIR      the packages of version N, built in
-#   GOS_DEB_TREE=DIR  (a built tree, from which the test builds version N+1)
+# stands for a user's CUDA application. Needs root; run by .ci/packages.sh
+# with GOS_DEBS, the directory of the packages (version N), and GOS_DEB_TREE,
+# the tree they were built in, from which the test builds version N+1.
 
 PACKAGES=(gpuoversub libgpuoversub libgpuoversub-dev slurm-spank-gpuoversub gpuoversub-dkms)
+MODULE=gpuoversub/$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' config/dkms.conf)
 MiB=1048576
+
+# Whether any of the packages is on the machine (installed or its conffiles left).
+any_installed() {
+	dpkg-query -W -f '${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null | grep -q '^.[^n]'
+}
 
 setup_file() {
 	[ -d "${GOS_DEBS:-}" ] && [ -d "${GOS_DEB_TREE:-}/debian" ] || {
 		echo "GOS_DEBS and GOS_DEB_TREE must name the packages and the tree they were built in" >&2
 		return 1
 	}
-	for p in "${PACKAGES[@]}"; do
-		if dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]'; then
-			echo "$p is already on this machine: purge it first" >&2
-			return 1
-		fi
-	done
+	! any_installed || { echo "gpuoversub's packages are on this machine already: purge them first" >&2; return 1; }
 	export BUILD=${BUILD:-build} GOS_PACKAGED=1
 	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
 	PKG_DIR=$(mktemp -d /tmp/gos-packages-XXXXXX)
@@ -36,14 +37,9 @@ teardown_file() {
 	source tests/package/systemd.bash
 	source tests/slurm/harness.bash
 	slurm_env
-	[ ! -f "$SLURM_CONF" ] || slurm_down
+	[ ! -f "$SLURM_CONF" ] || slurm_down || true
 	# A test that failed midway leaves nothing installed or running either.
-	for p in "${PACKAGES[@]}"; do
-		if dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]'; then
-			systemd_apt purge -y -q "${PACKAGES[@]}" >"$PKG_DIR/teardown-purge.log" 2>&1
-			break
-		fi
-	done
+	! any_installed || systemd_apt purge -y -q "${PACKAGES[@]}" >/dev/null 2>&1 || true
 	tests/package/systemd/systemctl stop gpuoversubd 2>/dev/null || true
 	rm -rf "$PKG_DIR"
 }
@@ -123,7 +119,7 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 
 @test "DKMS builds and installs the module from gpuoversub-dkms" {
 	kver=$(basename "$(tests/kmod/headers.sh)" | sed 's/^linux-headers-//')
-	dkms install gpuoversub/0.1 -k "$kver" >"$PKG_DIR/dkms.log" 2>&1 || { cat "$PKG_DIR/dkms.log"; false; }
+	dkms install "$MODULE" -k "$kver" >"$PKG_DIR/dkms.log" 2>&1 || { cat "$PKG_DIR/dkms.log"; false; }
 	modinfo -F name "/lib/modules/$kver/updates/dkms/gpuoversub.ko" | grep -qx gpuoversub
 }
 
@@ -168,7 +164,7 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 		[ "$(job_wait "$j")" = COMPLETED ]
 		cat "$PKG_DIR/out-$j.txt"	# shown only when the test fails
 		[ "$(grep -c '^ok' "$PKG_DIR/out-$j.txt")" -eq 11 ]	# ready, 5 allocations, 5 intact buffers
-		! grep -q '^err\|^bad' "$PKG_DIR/out-$j.txt"
+		! grep -q '^err\|^bad' "$PKG_DIR/out-$j.txt" || false
 		wait_report "$j"
 	done
 	[ "$(daemon_pid)" = "$after" ]	# it did not die and get restarted on the way
@@ -189,16 +185,16 @@ PY
 	pid=$(daemon_pid)
 	files=$(dpkg -L "${PACKAGES[@]}" | grep -vx '/\.' | sort -u)
 	systemd_apt purge -y -q "${PACKAGES[@]}" >"$PKG_DIR/purge.log" 2>&1 || { cat "$PKG_DIR/purge.log"; false; }
-	! kill -0 "$pid" 2>/dev/null
-	for p in "${PACKAGES[@]}"; do ! dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null | grep -q '^.[^n]'; done
+	! kill -0 "$pid" 2>/dev/null || false
+	! any_installed || false
 	# Each file the packages had, unless another package still owns it (a shared directory).
 	left=$(while read -r f; do if [ -e "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1; then echo "$f"; fi; done <<<"$files")
 	[ -z "$left" ] || { echo "left behind: $left"; false; }
 	for f in /etc/gpuoversub /var/lib/gpuoversub /var/log/gpuoversub /run/gpuoversub \
-		/etc/slurm/plugstack.conf.d/gpuoversub.conf /usr/src/gpuoversub-0.1 /var/lib/dkms/gpuoversub \
+		/etc/slurm/plugstack.conf.d/gpuoversub.conf "/usr/src/${MODULE/\//-}" /var/lib/dkms/gpuoversub \
 		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service; do
 		[ ! -e "$f" ] || { echo "left behind: $f"; false; }
 	done
 	[ -z "$(find /lib/modules -name 'gpuoversub.ko*')" ]
-	! grep -rqs gpuoversubd /var/lib/systemd/deb-systemd-helper-enabled
+	! grep -rqs gpuoversubd /var/lib/systemd/deb-systemd-helper-enabled || false
 }
