@@ -107,6 +107,11 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 	# ExecStartPre (gpuoversubd --check) refused, saying why.
 	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd
 	grep -q '^optional spank_gpuoversub.so ' /etc/slurm/plugstack.conf.d/gpuoversub.conf
+	# The headers compile as installed, and a program links and loads the MPI hooks.
+	printf '#include <gpuoversub/%s>\n' gpuoversub.h gpuoversub_mpi.h engine/gos_engine.h >"$PKG_DIR/dev.c"
+	echo 'int main(void) { return 0; }' >>"$PKG_DIR/dev.c"
+	mpicc -Wall -Werror "$PKG_DIR/dev.c" -o "$PKG_DIR/dev" -lgpuoversub_mpi
+	"$PKG_DIR/dev"
 	[ -f /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpuoversub.so ]
 	# The admin gives the daemon a GPU (a simulated one here) and restarts it.
 	sed -i 's/^reserve: .*/reserve: 0/' /etc/gpuoversub/gpuoversub.yaml
