@@ -28,3 +28,10 @@ install-daemon: $(GPUD_BIN) $(CTL_BIN)
 	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
 		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
 	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/
+
+# The exporter's textfile and the example alert rules are checked with
+# Prometheus' own promtool.
+ifeq ($(shell command -v promtool),)
+  $(call skip,promtool,the exporter's promtool test,no promtool (apt-get install prometheus))
+  SKIPPED_TESTS += tests/integration/daemon/exporter.bats
+endif

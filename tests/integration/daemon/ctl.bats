@@ -2,28 +2,15 @@
 # gpuoversubctl against a real gpuoversubd with a simulated GPU.
 
 load ../wait
+load daemon
 
 setup() {
-	B=${BUILD:-build}
-	CTL=$B/bin/gpuoversubctl
-	D=$(mktemp -d)
-	chmod 755 "$D"
-	cat >"$D/p.yaml" <<EOP
-socket: $D/s.sock
-state_dir: $D/state
-reports: {dir: $D/reports}
-simulated_gpus:
-  - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
-EOP
-	"$B/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/log" &
-	PID=$!
-	wait_until 10 test -S "$D/s.sock" || { cat "$D/log"; return 1; }
+	CTL=${BUILD:-build}/bin/gpuoversubctl
+	daemon_up
 }
 
 teardown() {
-	kill "$PID" 2>/dev/null || true
-	wait "$PID" 2>/dev/null || true
-	rm -rf "$D"
+	daemon_down
 }
 
 @test "status shows the simulated GPU" {

@@ -3,6 +3,9 @@
 # plugstack, and gpuoversubd with simulated GPUs. Needs root.
 #   slurm_up DIR [PLUGSTACK_ARGS...]   slurm_down   plugstack ARGS...
 # Sets SLURM_CONF, GOS_DIR, GOS_SOCK. Jobs share GPU 0 through shards.
+# With GOS_PACKAGED=1 it uses the installed packages instead of the build
+# tree: the plugstack includes /etc/slurm/plugstack.conf.d/*, as a site's
+# does, and the daemon is the one the packages run, with their policy.
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
 
@@ -13,6 +16,10 @@ GOS_BUILD=$(realpath "${BUILD:-build}")
 detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])')
 
 plugstack() {
+	if [ -n "${GOS_PACKAGED:-}" ]; then
+		echo "include /etc/slurm/plugstack.conf.d/*" >"$GOS_DIR/etc/plugstack.conf"
+		return
+	fi
 	echo "required $GOS_BUILD/lib/spank_gpuoversub.so socket=$GOS_SOCK agent=$GOS_BUILD/lib/libgpuoversub.so config=$GOS_DIR/gpuoversub.yaml $*" \
 		>"$GOS_DIR/etc/plugstack.conf"
 }
@@ -37,6 +44,7 @@ gos_daemon_stop() {
 slurm_up() {
 	GOS_DIR=$1; shift
 	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock
+	[ -z "${GOS_PACKAGED:-}" ] || GOS_SOCK=/run/gpuoversub/gpuoversubd.sock
 	mkdir -p "$GOS_DIR"/{etc,state,spool,run,log,reports,gos-state}
 	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK
 	cat >"$SLURM_CONF" <<CONF
@@ -93,7 +101,7 @@ YAML
 		"${detached[@]}" runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
 		touch "$GOS_DIR/run/munged.ours"
 	fi
-	gos_daemon_start || return 1
+	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
 	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
 	"${detached[@]}" slurmd -N node1 </dev/null >/dev/null 2>&1 || return 1
 	for _ in $(seq 200); do
@@ -119,7 +127,7 @@ slurm_down() {
 	for pid in $(pgrep -x slurmctld; pgrep -x slurmd; pgrep -x slurmstepd); do
 		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
 	done
-	gos_daemon_stop
+	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_stop
 	# A munged we started goes with us; one the machine runs stays.
 	if [ -e "$GOS_DIR/run/munged.ours" ]; then
 		pkill -x munged

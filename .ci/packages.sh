@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# CI's package steps, after the tree's own build and `make check` (the
+# package tests take the fake CUDA driver and the test program from build/):
+# the Debian packages built from a copy of the tree, lintian, the RPM spec
+# through rpmbuild, then tests/package/packages.bats: install with apt, a
+# Slurm job through the installed system, an upgrade to the next version
+# under running jobs, purge. Prints what it built and how long it took.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+started=$(date +%s)
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -qq --no-install-recommends dpkg-dev debhelper dh-dkms dkms lintian rpm >/dev/null
+
+work=$(mktemp -d /tmp/gos-ci-packages-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+source tests/package/debs.bash
+
+# The source and binary versions agree with the Makefile's and the spec's.
+version=$(sed -n 's/^VERSION := //p' Makefile)
+[ "$(dpkg-parsechangelog -SVersion | sed 's/-[^-]*$//')" = "$version" ] ||
+	{ echo "debian/changelog's upstream version is not the Makefile's $version"; exit 1; }
+[ "$(sed -n 's/^Version: *//p' gpuoversub.spec)" = "$version" ] ||
+	{ echo "gpuoversub.spec's Version is not the Makefile's $version"; exit 1; }
+
+debs_copy . "$work/src"
+debs_build "$work/src" "$work/debs"
+echo "Debian packages:"
+(cd "$work/debs" && ls -l *.deb | awk '{ printf "  %-60s %9d bytes\n", $9, $5 }')
+echo "lintian (info tags shown, errors and warnings fail):"
+lint=0
+lintian --fail-on error,warning --display-info "$work"/debs/*.changes >"$work/lintian.txt" 2>&1 || lint=$?
+grep -v 'running with root privileges' "$work/lintian.txt" | sed 's/^/  /' || true
+[ "$lint" -eq 0 ] || { echo "lintian found errors or warnings"; exit 1; }
+debs_built=$(date +%s)
+
+# The spec, in the tree the .debs were built in: rpmbuild runs %build (make
+# finds the objects up to date), %install and the file lists, and writes the
+# RPMs. Its BuildRequires name EL packages, hence --nodeps here.
+(cd "$work/src" && rpmbuild -bb --build-in-place --nodeps --define "_topdir $work/rpm" \
+	--define "slurm_version $(packaging/slurm-version)" --define 'mpicc mpicc' \
+	gpuoversub.spec) >"$work/rpmbuild.log" 2>&1 || { tail -40 "$work/rpmbuild.log"; exit 1; }
+echo "RPMs (from rpmbuild on Debian):"
+(cd "$work/rpm/RPMS" && ls -l */*.rpm | awk '{ printf "  %-60s %9d bytes\n", $9, $5 }')
+
+GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats tests/package/packages.bats
+finished=$(date +%s)
+echo "package steps: $((finished - started)) s (Debian build and lintian $((debs_built - started)) s)"

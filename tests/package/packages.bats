@@ -1,0 +1,205 @@
+#!/usr/bin/env bats
+# The Debian packages as a site runs them, in order: apt installs them and
+# their maintainer scripts start the daemon from the installed unit; a
+# private Slurm loads the installed plugin through
+# `include /etc/slurm/plugstack.conf.d/*` and a job runs through it; an
+# upgrade to the next version under two running jobs; purge. Nothing from the
+# build tree but the test-only fake CUDA driver and the test program that
+# stands for a user's CUDA application. Needs root; run by .ci/packages.sh
+# with GOS_DEBS, the directory of the packages (version N), and GOS_DEB_TREE,
+# the tree they were built in, from which the test builds version N+1.
+
+PACKAGES=(gpuoversub libgpuoversub libgpuoversub-dev slurm-spank-gpuoversub gpuoversub-dkms)
+MODULE=gpuoversub/$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' config/dkms.conf)
+MiB=1048576
+
+# Whether any of the packages is on the machine (installed or its conffiles left).
+any_installed() {
+	dpkg-query -W -f '${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null | grep -q '^.[^n]'
+}
+
+setup_file() {
+	[ -d "${GOS_DEBS:-}" ] && [ -d "${GOS_DEB_TREE:-}/debian" ] || {
+		echo "GOS_DEBS and GOS_DEB_TREE must name the packages and the tree they were built in" >&2
+		return 1
+	}
+	! any_installed || { echo "gpuoversub's packages are on this machine already: purge them first" >&2; return 1; }
+	export BUILD=${BUILD:-build} GOS_PACKAGED=1
+	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
+	PKG_DIR=$(mktemp -d /tmp/gos-packages-XXXXXX)
+	export PKG_DIR GOS_SYSTEMD_STATE=$PKG_DIR/systemd
+	# What every job inherits (sbatch exports the submitter's environment).
+	export LD_LIBRARY_PATH=$(realpath "$BUILD/tests/fakecuda") FAKECUDA_MEMORY=256M \
+		FAKECUDA_STATE=$PKG_DIR/fakecuda.state
+}
+
+teardown_file() {
+	source tests/package/systemd.bash
+	source tests/slurm/harness.bash
+	slurm_env
+	[ ! -f "$SLURM_CONF" ] || slurm_down || true
+	# A test that failed midway leaves nothing installed or running either.
+	! any_installed || systemd_apt purge -y -q "${PACKAGES[@]}" >/dev/null 2>&1 || true
+	tests/package/systemd/systemctl stop gpuoversubd 2>/dev/null || true
+	rm -rf "$PKG_DIR"
+}
+
+# The private Slurm's settings, as slurm_up sets them, for the tests after it.
+slurm_env() {
+	export SLURM_CONF=$PKG_DIR/slurm/etc/slurm.conf GOS_DIR=$PKG_DIR/slurm GOS_SOCK=/run/gpuoversub/gpuoversubd.sock
+}
+
+setup() {
+	source tests/package/systemd.bash
+	source tests/package/debs.bash
+	source tests/slurm/harness.bash
+	slurm_env
+}
+
+systemctl() { tests/package/systemd/systemctl "$@"; }
+ctl() { /usr/bin/gpuoversubctl "$@"; }
+journal() { cat "$GOS_SYSTEMD_STATE/gpuoversubd.service.journal" 2>/dev/null; }
+daemon_pid() { cat "$GOS_SYSTEMD_STATE/gpuoversubd.service.pid"; }
+# The packages of DIR, without their debug symbols.
+debs() { ls "$1"/*.deb | grep -v -- '-dbgsym_'; }
+
+# Waits (10 s at most) until gpuoversubctl gets an answer.
+daemon_answers() {
+	for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.1; done
+	journal
+	return 1
+}
+
+# A job script: N buffers of 32 MiB, held until the test creates $PKG_DIR/go
+# (two minutes at most), then checked.
+job_script() {
+	local f=$PKG_DIR/job-$1.sh n=$2
+	cat >"$f" <<SCRIPT
+#!/bin/bash
+echo "PRELOAD=\$LD_PRELOAD"
+{ for i in \$(seq $n); do echo "alloc b\$i 32"; done
+  for _ in \$(seq 1200); do [ -e $PKG_DIR/go ] && break; sleep 0.1; done
+  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/agent/gos_testapp
+SCRIPT
+	echo "$f"
+}
+submit() { sbatch --parsable -o "$PKG_DIR/out-%j.txt" "$@"; }
+
+# JSON from gpuoversubctl, asked in Python: json_ok COMMAND EXPRESSION over `d`.
+json_ok() { ctl --json "$1" 2>/dev/null | python3 2>/dev/null -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($2) else 1)"; }
+# Waits (30 s at most) until json_ok COMMAND EXPRESSION holds.
+eventually() {
+	for _ in $(seq 300); do json_ok "$@" && return 0; sleep 0.1; done
+	echo "never came true: $1: $2" >&2
+	return 1
+}
+report() { echo "/var/log/gpuoversub/reports/job-$1.json"; }
+wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sleep 0.1; done; return 1; }
+
+@test "apt installs the packages; their scripts make the directories and start the unit's daemon" {
+	systemd_apt install -y -q $(debs "$GOS_DEBS") >"$PKG_DIR/install.log" 2>&1 || { cat "$PKG_DIR/install.log"; false; }
+	for p in "${PACKAGES[@]}"; do dpkg-query -W -f '${db:Status-Abbrev}\n' "$p" | grep -qx 'ii '; done
+	[ "$(stat -c '%a %U %G' /var/lib/gpuoversub)" = "700 root root" ]
+	[ "$(stat -c '%a %U %G' /var/log/gpuoversub)" = "750 root adm" ]
+	[ "$(stat -c '%a %U %G' /var/log/gpuoversub/reports)" = "2750 root adm" ]
+	[ -L /etc/systemd/system/multi-user.target.wants/gpuoversubd.service ]
+	# The postinst started the unit: on a machine without a GPU, its
+	# ExecStartPre (gpuoversubd --check) refused, saying why.
+	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd
+	grep -q '^optional spank_gpuoversub.so ' /etc/slurm/plugstack.conf.d/gpuoversub.conf
+	# The headers compile as installed, and a program links and loads the MPI hooks.
+	printf '#include <gpuoversub/%s>\n' gpuoversub.h gpuoversub_mpi.h engine/gos_engine.h >"$PKG_DIR/dev.c"
+	echo 'int main(void) { return 0; }' >>"$PKG_DIR/dev.c"
+	mpicc -Wall -Werror "$PKG_DIR/dev.c" -o "$PKG_DIR/dev" -lgpuoversub_mpi
+	"$PKG_DIR/dev"
+	[ -f /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_gpuoversub.so ]
+	# The admin gives the daemon a GPU (a simulated one here) and restarts it.
+	sed -i 's/^reserve: .*/reserve: 0/' /etc/gpuoversub/gpuoversub.yaml
+	printf 'simulated_gpus:\n  - {memory: 256M, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' >>/etc/gpuoversub/gpuoversub.yaml
+	systemctl restart gpuoversubd
+	daemon_answers
+	# It runs with the installed unit's own command line.
+	[ "$(tr '\0' ' ' </proc/"$(daemon_pid)"/cmdline)" = "$(sed -n 's/^ExecStart=//p' /lib/systemd/system/gpuoversubd.service) " ]
+}
+
+@test "DKMS builds and installs the module from gpuoversub-dkms" {
+	kver=$(basename "$(tests/kmod/headers.sh)" | sed 's/^linux-headers-//')
+	dkms install "$MODULE" -k "$kver" >"$PKG_DIR/dkms.log" 2>&1 || { cat "$PKG_DIR/dkms.log"; false; }
+	modinfo -F name "/lib/modules/$kver/updates/dkms/gpuoversub.ko" | grep -qx gpuoversub
+}
+
+@test "a job with --gpu-mem-oversub runs through the installed plugin, agent and daemon, and gets its report" {
+	mkdir -p "$GOS_DIR"
+	slurm_up "$GOS_DIR" 3>&-
+	id=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script one 2)")
+	touch "$PKG_DIR/go"
+	[ "$(job_wait "$id")" = COMPLETED ]
+	cat "$PKG_DIR/out-$id.txt"	# shown only when the test fails
+	grep -qx "PRELOAD=/usr/lib/libgpuoversub.so" "$PKG_DIR/out-$id.txt"
+	[ "$(grep -c '^ok' "$PKG_DIR/out-$id.txt")" -eq 5 ]
+	wait_report "$id"
+	[ "$(stat -c '%a %G' "$(report "$id")")" = "640 adm" ]
+	grep -q "\[gpuoversub\] gpuoversub report for job $id" "$GOS_DIR/log/slurmd.log"
+	rm "$PKG_DIR/go"
+}
+
+@test "an upgrade to the next version under two running jobs restarts the daemon and loses nothing" {
+	next=$(debs_next "$GOS_DEB_TREE" "$PKG_DIR/next/src")
+	debs_build "$PKG_DIR/next/src" "$PKG_DIR/next/debs" -nc
+	a=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script a 5)")
+	b=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script b 5)")	# 320 MiB of 256
+	eventually status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB and \
+		sum(t['host'] for t in d['gpus'][0]['tenants']) > 0"
+	before=$(daemon_pid)
+
+	systemd_apt install -y -q $(debs "$PKG_DIR/next/debs") >"$PKG_DIR/upgrade.log" 2>&1 || { cat "$PKG_DIR/upgrade.log"; false; }
+	for p in "${PACKAGES[@]}"; do [ "$(dpkg-query -W -f '${Version}' "$p")" = "$next" ]; done
+	# The maintainer scripts restarted the daemon (a new process) ...
+	after=$(daemon_pid)
+	[ "$after" != "$before" ]
+	daemon_answers
+	# ... the agents came back to it, and each job counts once.
+	eventually status "d['agents'] == 2 and len(d['gpus'][0]['tenants']) == 2"
+	json_ok jobs "sorted(j['job'] for j in d) == sorted([$a, $b]) and all(j['tasks'] == 1 for j in d)"
+	json_ok status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB"
+	json_ok status "d['gpus'][0]['used'] == sum(t['resident'] for t in d['gpus'][0]['tenants']) <= 256 * $MiB"
+
+	touch "$PKG_DIR/go"
+	for j in "$a" "$b"; do
+		[ "$(job_wait "$j")" = COMPLETED ]
+		cat "$PKG_DIR/out-$j.txt"	# shown only when the test fails
+		[ "$(grep -c '^ok' "$PKG_DIR/out-$j.txt")" -eq 11 ]	# ready, 5 allocations, 5 intact buffers
+		! grep -q '^err\|^bad' "$PKG_DIR/out-$j.txt" || false
+		wait_report "$j"
+	done
+	[ "$(daemon_pid)" = "$after" ]	# it did not die and get restarted on the way
+	# Both reports count what happened before the upgrade, and count it once:
+	# five allocations of 32 MiB each, evictions from the squeeze.
+	python3 - "$(report "$a")" "$(report "$b")" <<'PY'
+import json, sys
+reports = [json.load(open(f)) for f in sys.argv[1:]]
+for r in reports:
+    assert [(k["allocs"], k["bytes_allocated"]) for k in r["ranks"]] == [(5, 5 * 32 << 20)], (r["job"], r["ranks"])
+    assert r["peak_device_bytes"] <= 256 << 20, (r["job"], r["peak_device_bytes"])
+assert sum(r["bytes_evicted"] for r in reports) > 0
+PY
+}
+
+@test "purge stops the daemon and leaves nothing behind" {
+	slurm_down || true	# (its last kill may find nothing left)
+	pid=$(daemon_pid)
+	files=$(dpkg -L "${PACKAGES[@]}" | grep -vx '/\.' | sort -u)
+	systemd_apt purge -y -q "${PACKAGES[@]}" >"$PKG_DIR/purge.log" 2>&1 || { cat "$PKG_DIR/purge.log"; false; }
+	! kill -0 "$pid" 2>/dev/null || false
+	! any_installed || false
+	# Each file the packages had, unless another package still owns it (a shared directory).
+	left=$(while read -r f; do if [ -e "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1; then echo "$f"; fi; done <<<"$files")
+	[ -z "$left" ] || { echo "left behind: $left"; false; }
+	for f in /etc/gpuoversub /var/lib/gpuoversub /var/log/gpuoversub /run/gpuoversub \
+		/etc/slurm/plugstack.conf.d/gpuoversub.conf "/usr/src/${MODULE/\//-}" /var/lib/dkms/gpuoversub \
+		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service; do
+		[ ! -e "$f" ] || { echo "left behind: $f"; false; }
+	done
+	[ -z "$(find /lib/modules -name 'gpuoversub.ko*')" ]
+	! grep -rqs gpuoversubd /var/lib/systemd/deb-systemd-helper-enabled || false
+}
