@@ -5,14 +5,14 @@ DAEMON_OBJ := $(DAEMON_SRC:%.cpp=$(BUILD)/%.o)
 DAEMON_LIB := $(BUILD)/lib/libgpuoversub-daemon.a
 GPUD_BIN := $(BUILD)/sbin/gpuoversubd
 CTL_BIN := $(BUILD)/bin/gpuoversubctl
-# Every userspace library, in link order, for the programs and tests
-# (gpuoversubctl runs the simulator too).
+# Every userspace library, in link order, for the tests and benchmarks;
+# gpuoversubd links no simulator, gpuoversubctl does (its simulate command).
 LIBS := $(DAEMON_LIB) $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 
 ARCHIVES += $(DAEMON_LIB)
 $(DAEMON_LIB): $(DAEMON_OBJ)
 
-$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(LIBS)
+$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(DAEMON_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 
