@@ -9,6 +9,8 @@
 # with GOS_DEBS, the directory of the packages (version N), and GOS_DEB_TREE,
 # the tree they were built in, from which the test builds version N+1.
 
+load ../integration/wait
+
 PACKAGES=(gpuoversub libgpuoversub libgpuoversub-dev slurm-spank-gpuoversub gpuoversub-dkms)
 MODULE=gpuoversub/$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' config/dkms.conf)
 MiB=1048576
@@ -35,7 +37,7 @@ setup_file() {
 
 teardown_file() {
 	source tests/package/systemd.bash
-	source tests/slurm/harness.bash
+	source tests/integration/slurm/harness.bash
 	slurm_env
 	[ ! -f "$SLURM_CONF" ] || slurm_down || true
 	# A test that failed midway leaves nothing installed or running either.
@@ -52,7 +54,7 @@ slurm_env() {
 setup() {
 	source tests/package/systemd.bash
 	source tests/package/debs.bash
-	source tests/slurm/harness.bash
+	source tests/integration/slurm/harness.bash
 	slurm_env
 }
 
@@ -63,12 +65,7 @@ daemon_pid() { cat "$GOS_SYSTEMD_STATE/gpuoversubd.service.pid"; }
 # The packages of DIR, without their debug symbols.
 debs() { ls "$1"/*.deb | grep -v -- '-dbgsym_'; }
 
-# Waits (10 s at most) until gpuoversubctl gets an answer.
-daemon_answers() {
-	for _ in $(seq 100); do ctl status >/dev/null 2>&1 && return 0; sleep 0.1; done
-	journal
-	return 1
-}
+answers() { ctl status >/dev/null 2>&1; }
 
 # A job script: N buffers of 32 MiB, held until the test creates $PKG_DIR/go
 # (two minutes at most), then checked.
@@ -79,7 +76,7 @@ job_script() {
 echo "PRELOAD=\$LD_PRELOAD"
 { for i in \$(seq $n); do echo "alloc b\$i 32"; done
   for _ in \$(seq 1200); do [ -e $PKG_DIR/go ] && break; sleep 0.1; done
-  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/agent/gos_testapp
+  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp
 SCRIPT
 	echo "$f"
 }
@@ -87,14 +84,8 @@ submit() { sbatch --parsable -o "$PKG_DIR/out-%j.txt" "$@"; }
 
 # JSON from gpuoversubctl, asked in Python: json_ok COMMAND EXPRESSION over `d`.
 json_ok() { ctl --json "$1" 2>/dev/null | python3 2>/dev/null -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($2) else 1)"; }
-# Waits (30 s at most) until json_ok COMMAND EXPRESSION holds.
-eventually() {
-	for _ in $(seq 300); do json_ok "$@" && return 0; sleep 0.1; done
-	echo "never came true: $1: $2" >&2
-	return 1
-}
 report() { echo "/var/log/gpuoversub/reports/job-$1.json"; }
-wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sleep 0.1; done; return 1; }
+wait_report() { wait_until 10 test -f "$(report "$1")"; }
 
 @test "apt installs the packages; their scripts make the directories and start the unit's daemon" {
 	systemd_apt install -y -q $(debs "$GOS_DEBS") >"$PKG_DIR/install.log" 2>&1 || { cat "$PKG_DIR/install.log"; false; }
@@ -117,13 +108,13 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 	sed -i 's/^reserve: .*/reserve: 0/' /etc/gpuoversub/gpuoversub.yaml
 	printf 'simulated_gpus:\n  - {memory: 256M, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' >>/etc/gpuoversub/gpuoversub.yaml
 	systemctl restart gpuoversubd
-	daemon_answers
+	wait_until 10 answers || { journal; false; }
 	# It runs with the installed unit's own command line.
 	[ "$(tr '\0' ' ' </proc/"$(daemon_pid)"/cmdline)" = "$(sed -n 's/^ExecStart=//p' /lib/systemd/system/gpuoversubd.service) " ]
 }
 
 @test "DKMS builds and installs the module from gpuoversub-dkms" {
-	kver=$(basename "$(tests/kmod/headers.sh)" | sed 's/^linux-headers-//')
+	kver=$(basename "$(kmod/scripts/headers.sh)" | sed 's/^linux-headers-//')
 	dkms install "$MODULE" -k "$kver" >"$PKG_DIR/dkms.log" 2>&1 || { cat "$PKG_DIR/dkms.log"; false; }
 	modinfo -F name "/lib/modules/$kver/updates/dkms/gpuoversub.ko" | grep -qx gpuoversub
 }
@@ -148,7 +139,7 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 	debs_build "$PKG_DIR/next/src" "$PKG_DIR/next/debs" -nc
 	a=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script a 5)")
 	b=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script b 5)")	# 320 MiB of 256
-	eventually status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB and \
+	wait_until 30 json_ok status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB and \
 		sum(t['host'] for t in d['gpus'][0]['tenants']) > 0"
 	before=$(daemon_pid)
 
@@ -157,9 +148,9 @@ wait_report() { for _ in $(seq 100); do [ -f "$(report "$1")" ] && return 0; sle
 	# The maintainer scripts restarted the daemon (a new process) ...
 	after=$(daemon_pid)
 	[ "$after" != "$before" ]
-	daemon_answers
+	wait_until 10 answers || { journal; false; }
 	# ... the agents came back to it, and each job counts once.
-	eventually status "d['agents'] == 2 and len(d['gpus'][0]['tenants']) == 2"
+	wait_until 30 json_ok status "d['agents'] == 2 and len(d['gpus'][0]['tenants']) == 2"
 	json_ok jobs "sorted(j['job'] for j in d) == sorted([$a, $b]) and all(j['tasks'] == 1 for j in d)"
 	json_ok status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB"
 	json_ok status "d['gpus'][0]['used'] == sum(t['resident'] for t in d['gpus'][0]['tenants']) <= 256 * $MiB"
