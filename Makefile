@@ -83,7 +83,7 @@ allowed_skips = $(subst $(comma), ,$(GOS_ALLOW_SKIP))
 ARCHIVES :=
 PROGRAMS :=
 ALL :=
-INSTALL :=
+INSTALL_STEPS :=
 CHECK_DEPS :=
 UNIT_TESTS :=
 INTEGRATION_TESTS :=
@@ -118,7 +118,7 @@ all: $(ALL) features
 features:
 	@$(foreach f,$(SKIPPED),echo "gpuoversub: $(SKIP_NOTE.$(f))";)
 
-install: $(INSTALL) features
+install: $(INSTALL_STEPS) features
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)

@@ -17,7 +17,7 @@ $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 
 ALL += $(GPUD_BIN) $(CTL_BIN)
-INSTALL += install-daemon
+INSTALL_STEPS += install-daemon
 .PHONY: install-daemon
 install-daemon: $(GPUD_BIN) $(CTL_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/doc/gpuoversub \

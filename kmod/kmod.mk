@@ -17,7 +17,7 @@ ifneq ($(KMOD_TESTS_MISSING),)
 endif
 
 DKMS_DIR = $(DESTDIR)/usr/src/gpuoversub-$(VERSION)
-INSTALL += install-dkms
+INSTALL_STEPS += install-dkms
 install-dkms:
 	install -d $(DKMS_DIR)/kmod/engine/kernel $(DKMS_DIR)/include/gpuoversub
 	install -m 0644 config/dkms.conf $(DKMS_DIR)/

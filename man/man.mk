@@ -1,7 +1,7 @@
 # The manual pages, each installed in the section its name ends with.
 MAN_PAGES := $(wildcard man/*.[1-8])
 
-INSTALL += install-man
+INSTALL_STEPS += install-man
 .PHONY: install-man
 install-man:
 	for page in $(MAN_PAGES); do \

@@ -12,7 +12,7 @@ PROGRAMS += $(SIM_BIN)
 $(SIM_BIN): $(BUILD)/sim/main.o $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 
 ALL += $(SIM_BIN)
-INSTALL += install-sim
+INSTALL_STEPS += install-sim
 .PHONY: install-sim demo-sim
 install-sim: $(SIM_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/gpuoversub/traces

@@ -21,7 +21,7 @@ $(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
 		$(SPANK_OBJ) -o $@ -lyaml
 
 ALL += $(SPANK_LIB)
-INSTALL += install-spank
+INSTALL_STEPS += install-spank
 .PHONY: install-spank
 install-spank: $(SPANK_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib/slurm $(DESTDIR)$(PREFIX)/share/doc/gpuoversub

@@ -10,7 +10,7 @@ ARCHIVES += $(ENGINE_LIB)
 $(ENGINE_LIB): $(ENGINE_OBJ)
 
 ALL += $(ENGINE_LIB)
-INSTALL += install-engine
+INSTALL_STEPS += install-engine
 .PHONY: install-engine
 install-engine: $(ENGINE_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gpuoversub/engine

@@ -20,7 +20,7 @@ $(AGENT_LIB): $(AGENT_OBJ) $(AGENT_MAP)
 		-Wl,--version-script=$(AGENT_MAP) $(AGENT_OBJ) -o $@ -ldl -lpthread
 
 ALL += $(AGENT_LIB)
-INSTALL += install-agent
+INSTALL_STEPS += install-agent
 .PHONY: install-agent
 install-agent: $(AGENT_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gpuoversub

@@ -35,7 +35,7 @@ $(MPI_PLAIN_BIN): %: %.o
 
 ALL += $(MPI_LIB)
 CHECK_DEPS += $(MPI_HOOKED_BIN) $(MPI_PLAIN_BIN)
-INSTALL += install-mpi
+INSTALL_STEPS += install-mpi
 .PHONY: install-mpi
 install-mpi: $(MPI_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gpuoversub
