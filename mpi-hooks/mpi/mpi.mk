@@ -22,8 +22,8 @@ $(BUILD)/mpi-hooks/mpi/hooks.o $(MPI_HOOKED_BIN:=.o) $(MPI_PLAIN_BIN:=.o): \
 
 $(MPI_LIB): $(BUILD)/mpi-hooks/mpi/hooks.o mpi-hooks/mpi/hooks.map
 	@mkdir -p $(@D)
-	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,--version-script=mpi-hooks/mpi/hooks.map $< -o $@ \
-		$(MPI_LIBS) -ldl
+	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,-soname,libgpuoversub_mpi.so \
+		-Wl,--version-script=mpi-hooks/mpi/hooks.map $< -o $@ $(MPI_LIBS) -ldl
 
 # The driver API from the fake driver, the hooks linked.
 $(MPI_HOOKED_BIN): %: %.o $(FAKECUDA_LIB) $(MPI_LIB)
