@@ -100,9 +100,11 @@ include mpi-hooks/mpi/mpi.mk
 include kmod/kmod.mk
 include examples/examples.mk
 include bench/bench.mk
-include tests/tests.mk
 include tests/fuzz/fuzz.mk
 include man/man.mk
+# Last: its check rule's prerequisites are the CHECK_DEPS every fragment
+# above adds to (fuzz.mk's fuzz targets were left out when it came after).
+include tests/tests.mk
 
 $(ARCHIVES):
 	@mkdir -p $(@D)
