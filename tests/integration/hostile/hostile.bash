@@ -1,0 +1,40 @@
+# Sourced by the hostile-neighbour suite (tests/integration/hostile/*.bats):
+# ordinary local users of its own, who attack a real gpuoversubd the way any
+# user of a shared GPU node could. The suite runs as root, as CI does.
+#   neighbours_up             creates users gos-nb1 and gos-nb2 (no home, no
+#                             login shell), removing leftovers of a killed run
+#   as_neighbour N CMD...     runs CMD as gos-nbN, with that user's groups
+#   neighbour_uid N           prints gos-nbN's uid
+#   neighbours_down           kills every process of theirs and removes them
+# Call neighbours_down from teardown: a test that fails must not leave users.
+
+NEIGHBOURS=(gos-nb1 gos-nb2)
+
+neighbours_down() {
+	local user
+	for user in "${NEIGHBOURS[@]}"; do
+		id "$user" >/dev/null 2>&1 || continue
+		pkill -KILL -u "$user" 2>/dev/null || true
+		# A process killed just now may still own the user until reaped.
+		wait_until 10 sh -c "! pgrep -u $user >/dev/null"
+		userdel "$user" 2>/dev/null || userdel -f "$user"
+	done
+}
+
+neighbours_up() {
+	local user
+	neighbours_down
+	for user in "${NEIGHBOURS[@]}"; do
+		useradd --no-create-home --shell /usr/sbin/nologin --user-group "$user"
+	done
+}
+
+neighbour_uid() {
+	id -u "gos-nb$1"
+}
+
+as_neighbour() {
+	local user=gos-nb$1
+	shift
+	setpriv --reuid="$user" --regid="$user" --init-groups --reset-env -- "$@"
+}
