@@ -54,20 +54,27 @@ std::map<std::uint64_t, Reservation>::iterator reservation_of(std::uint64_t ptr,
 	return ptr + len <= it->first + it->second.size ? it : reservations.end();
 }
 
-// The mappings that exactly tile [ptr, ptr + len), in order; empty if they
-// do not. Caller holds mu.
-std::vector<std::map<std::uint64_t, Mapping>::iterator> tiling(Reservation &r, std::uint64_t ptr, std::uint64_t len)
+using MappingRef = std::map<std::uint64_t, Mapping>::iterator;
+
+// The whole mappings that exactly tile [ptr, ptr + len), in order, and
+// their reservation; none if they do not. Caller holds mu.
+std::pair<Reservation *, std::vector<MappingRef>> tiling(std::uint64_t ptr, std::uint64_t len)
 {
-	std::vector<std::map<std::uint64_t, Mapping>::iterator> out;
+	auto r = reservation_of(ptr, len);
+	if (r == reservations.end())
+		return {};
+	std::vector<MappingRef> out;
 	std::uint64_t p = ptr;
 	while (p < ptr + len) {
-		auto m = r.maps.find(p);
-		if (m == r.maps.end())
+		auto m = r->second.maps.find(p);
+		if (m == r->second.maps.end())
 			return {};
 		out.push_back(m);
 		p += m->second.size;
 	}
-	return p == ptr + len ? out : decltype(out){};
+	if (p != ptr + len)
+		return {};
+	return {&r->second, out};
 }
 
 // Documented (cuMemRelease): the memory goes when the handle is released
@@ -200,17 +207,14 @@ int vmm_map(std::uint64_t ptr, std::uint64_t size, std::uint64_t offset, std::ui
 int vmm_unmap(std::uint64_t ptr, std::uint64_t size)
 {
 	std::lock_guard g(mu);
-	auto r = reservation_of(ptr, size);
-	if (r == reservations.end())
-		return CUDA_ERROR_INVALID_VALUE;
-	auto maps = tiling(r->second, ptr, size);
+	auto [r, maps] = tiling(ptr, size);
 	if (maps.empty())
 		return CUDA_ERROR_INVALID_VALUE;
 	mmap(at(ptr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	for (auto m : maps) {
 		auto h = handles.find(m->second.handle);
 		h->second.mappings--;
-		r->second.maps.erase(m);
+		r->maps.erase(m);
 		release_if_done(h);
 	}
 	return CUDA_SUCCESS;
@@ -230,10 +234,7 @@ int vmm_set_access(std::uint64_t ptr, std::uint64_t size, const CUmemAccessDesc 
 			return CUDA_ERROR_INVALID_DEVICE;
 	}
 	std::lock_guard g(mu);
-	auto r = reservation_of(ptr, size);
-	if (r == reservations.end())
-		return CUDA_ERROR_INVALID_VALUE;
-	auto maps = tiling(r->second, ptr, size);
+	auto maps = tiling(ptr, size).second;
 	if (maps.empty())
 		return CUDA_ERROR_INVALID_VALUE;
 	for (auto m : maps) {

@@ -4,7 +4,7 @@ memory cuMemGetInfo reports (under the agent, the job's view);
 XLA_PYTHON_CLIENT_PREALLOCATE=false makes it allocate as it goes
 (matrix.sh sets it per row).
     jax_train.py MIB"""
-from row_common import ballast_mib, finish, hold, need, skip
+from row_common import ballast_mib, finish_training, need, pressed, skip
 
 jax = need("jax")
 jnp = jax.numpy
@@ -37,11 +37,6 @@ def train(steps):
         curve.append(float(loss))
 
 
-train(100)
-hold(1)
-train(100)	# while the other job presses
-hold(2)
+pressed(train, 100)
 intact = all(bool((b == i).all()) for i, b in enumerate(ballast))
-ok = curve[-1] < curve[0] * 0.5 and intact
-finish(ok, f"loss {curve[0]:.4f} -> {curve[-1]:.4f}, {len(ballast)} x 64 MiB ballast "
-       f"{'intact' if intact else 'CORRUPT'}", f"ballast {len(ballast)} intact={intact}", curve[::10])
+finish_training(curve, intact, len(ballast), fell_to=0.5, every=10)

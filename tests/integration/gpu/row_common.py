@@ -44,6 +44,24 @@ def hold(n):
         time.sleep(0.1)
 
 
+def pressed(work, steps):
+    """work(steps) before the other job comes, and as much again while it
+    presses (between the two pauses)."""
+    work(steps)
+    hold(1)
+    work(steps)
+    hold(2)
+
+
+def finish_training(curve, intact, pieces, what="", fell_to=1.0, every=1, healthy=True):
+    """The verdict of a training row: the loss fell below fell_to of its
+    start, the model is healthy and the ballast intact; the curve compared
+    is every every-th point."""
+    ok = curve[-1] < curve[0] * fell_to and healthy and intact
+    finish(ok, f"{what}loss {curve[0]:.4f} -> {curve[-1]:.4f}, {pieces} x 64 MiB ballast "
+           f"{'intact' if intact else 'CORRUPT'}", f"ballast {pieces} intact={intact}", curve[::every])
+
+
 def finish(ok, note, checksum, curve=()):
     """The row's verdict and its result line; exits."""
     print(f"{'ok' if ok else 'bad'} {note}")

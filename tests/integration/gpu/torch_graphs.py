@@ -2,7 +2,7 @@
 (torch.cuda.graph) and replayed, with MIB of ballast held; the graph's
 memory comes from the pool PyTorch keeps for it.
     torch_graphs.py MIB"""
-from row_common import ballast_mib, finish, hold, need, torch_ballast, torch_intact
+from row_common import ballast_mib, finish_training, need, pressed, torch_ballast, torch_intact
 
 torch = need("torch")
 ballast = torch_ballast(torch, ballast_mib())
@@ -40,11 +40,5 @@ def replay(steps):
         curve.append(static_loss.item())
 
 
-replay(100)
-hold(1)
-replay(100)	# while the other job presses
-hold(2)
-intact = torch_intact(torch, ballast)
-ok = curve[-1] < curve[0] and intact
-finish(ok, f"graph replays, loss {curve[0]:.4f} -> {curve[-1]:.4f}, ballast {'intact' if intact else 'CORRUPT'}",
-       f"ballast {len(ballast)} intact={intact}", curve[::10])
+pressed(replay, 100)
+finish_training(curve, torch_intact(torch, ballast), len(ballast), "graph replays: ", every=10)

@@ -6,7 +6,7 @@ without the agent and the run under it can be compared.
     torch_resnet.py MIB"""
 import importlib.util
 
-from row_common import ballast_mib, finish, hold, need, torch_ballast, torch_intact
+from row_common import ballast_mib, finish_training, need, pressed, torch_ballast, torch_intact
 
 torch = need("torch")
 torch.backends.cudnn.deterministic = True
@@ -40,11 +40,5 @@ def train(steps):
         curve.append(loss.item())
 
 
-train(20)
-hold(1)
-train(20)	# while the other job presses
-hold(2)
-intact = torch_intact(torch, ballast)
-ok = curve[-1] < curve[0] and intact
-finish(ok, f"{which}: loss {curve[0]:.4f} -> {curve[-1]:.4f}, ballast {'intact' if intact else 'CORRUPT'}",
-       f"ballast {len(ballast)} intact={intact}", curve)
+pressed(train, 20)
+finish_training(curve, torch_intact(torch, ballast), len(ballast), f"{which}: ")

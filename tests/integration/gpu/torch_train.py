@@ -3,7 +3,7 @@ PyTorch trains a small network while MIB of ballast tensors are held, then
 checks the loss fell and the ballast is intact. The allocator is whatever
 PYTORCH_CUDA_ALLOC_CONF says (matrix.sh sets it per row).
     torch_train.py MIB"""
-from row_common import ballast_mib, finish, hold, need, torch_ballast, torch_intact
+from row_common import ballast_mib, finish_training, need, pressed, torch_ballast, torch_intact
 
 torch = need("torch")
 ballast = torch_ballast(torch, ballast_mib())
@@ -25,12 +25,6 @@ def train(steps):
         curve.append(loss.item())
 
 
-train(150)
-hold(1)
-train(150)	# while the other job presses
-hold(2)
-intact = torch_intact(torch, ballast)
+pressed(train, 150)
 finite = all(bool(torch.isfinite(p).all()) for p in model.parameters())
-ok = curve[-1] < curve[0] * 0.5 and finite and intact
-finish(ok, f"loss {curve[0]:.4f} -> {curve[-1]:.4f}, {len(ballast)} x 64 MiB ballast "
-       f"{'intact' if intact else 'CORRUPT'}", f"ballast {len(ballast)} intact={intact}", curve[::10])
+finish_training(curve, torch_intact(torch, ballast), len(ballast), fell_to=0.5, every=10, healthy=finite)
