@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Keeps the GPU compatibility matrix in bench/RESULTS.md, between the
-gpu_matrix markers, one line per row of tests/gpu/matrix.sh.
-  gpu_matrix.py RESULTS measured GPU ROW_JSON...   rows as tests/gpu/run.sh
+gpu_matrix markers, one line per row of tests/integration/gpu/matrix.sh.
+  gpu_matrix.py RESULTS measured GPU ROW_JSON...   rows as run.sh
       judged them (row_report.py): replaces those rows' lines, dated today
   gpu_matrix.py RESULTS not-run WHY < ROWS         every row of ROWS
       (run.sh --list: NAME<TAB>LABEL) marked "not yet run (WHY)"
