@@ -68,10 +68,7 @@ def judge(folder, name, label, job):
     status = json.loads(read(folder, "pressed.json", "{}") or "{}")
     t = tenant(status, job)
     if t:
-        if "unevictable" in t:
-            row["evictable"] = f"{mib(t['demand'] - t['unevictable'])} of {mib(t['demand'])}"
-        else:
-            row["evictable"] = f"? of {mib(t['demand'])} (no unevictable figure from the daemon)"
+        row["evictable"] = f"{mib(t['demand'] - t['unevictable'])} of {mib(t['demand'])}"
     report = json.loads(read(folder, "report.json", "{}") or "{}")
     if report:
         row["evicted"], row["returned"] = mib(report["bytes_evicted"]), mib(report["bytes_returned"])
