@@ -24,6 +24,7 @@ matrix_rows() {
 	$1 torch-graphs "PyTorch, CUDA graphs (torch.cuda.graph)" $py/torch_graphs.py
 	$1 torch-resnet "PyTorch, ResNet-18 forward/backward (cuDNN, cuBLAS)" $py/torch_resnet.py
 	$1 torch-ipc "PyTorch, torch.multiprocessing CUDA tensor to a second process" $py/torch_ipc.py
+	$1 torch-ipc-device "PyTorch, the same with GPUOVERSUB_IPC=device" env GPUOVERSUB_IPC=device $py/torch_ipc.py
 	$1 jax-prealloc "JAX, default preallocation (75%)" $py/jax_train.py
 	$1 jax-noprealloc "JAX, XLA_PYTHON_CLIENT_PREALLOCATE=false" \
 		env XLA_PYTHON_CLIENT_PREALLOCATE=false $py/jax_train.py
