@@ -24,6 +24,8 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 				req.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, res);
 	if (err == -EDQUOT)
 		return {err, "the job's GPU memory limit would be exceeded", {}};
+	if (err == -ENOSPC)
+		return {err, "the job's unevictable memory would exceed its share of the GPU", {}};
 	if (err)
 		return {err, "allocation refused: " + errno_text(err), {}};
 	std::uint64_t spill_limit = cfg_.policy.host_spill_limit;

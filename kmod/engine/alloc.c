@@ -148,6 +148,30 @@ static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
 	place_rest_waiting(eng, buf, res);
 }
 
+/*
+ * What a tenant may hold that never moves: its weighted share of the GPU
+ * among the GPU's tenants now, or its minimum if that is more. The shares
+ * add up to the capacity, so one tenant's pinned bytes never hold another
+ * below its entitlement; beyond it an allocation is refused, as a full GPU
+ * would refuse it. FCFS promises no shares and keeps no such bound.
+ */
+static bool unevictable_fits(const struct gos_engine *eng,
+			     const struct gos_tenant *t, u64 size)
+{
+	const struct gos_gpu *gpu = t->gpu;
+	u64 wsum = 0, share;
+	u32 i;
+
+	if (eng->cfg.fairness == GOS_FAIR_FCFS)
+		return true;
+	for (i = 0; i < gpu->tenants.len; i++)
+		wsum += ((const struct gos_tenant *)gpu->tenants.v[i])->weight;
+	share = wsum ? gos_capacity(gpu) / wsum * t->weight : 0;
+	if (share < t->min_bytes)
+		share = t->min_bytes;
+	return t->unevictable + size <= share;
+}
+
 static int alloc_unevictable(struct gos_engine *eng, struct gos_buffer *buf,
 			     struct gos_alloc_result *res)
 {
@@ -189,6 +213,8 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 		return -EINVAL;
 	if (t->limit && t->demand + size > t->limit)
 		return -EDQUOT;
+	if (pinned && !unevictable_fits(eng, t, size))
+		return -ENOSPC;
 	err = gos_idmap_reserve(&eng->buffers);
 	if (!err && n)
 		err = gos_tenant_reserve_prio(t, prio, n);

@@ -150,6 +150,11 @@ int gos_client_exit(struct gos_engine *eng, u32 client);
 
 #define GOS_ALLOC_UNEVICTABLE 0x1u	/* counted, never moved */
 
+/*
+ * -EDQUOT: over the tenant's limit. -ENOSPC: unevictable bytes beyond the
+ * tenant's weighted share of the GPU (or its minimum), which would hold
+ * others below their entitlement.
+ */
 int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
 	      u32 prio, u32 flags, struct gos_alloc_result *res);
 int gos_free(struct gos_engine *eng, u32 client, u64 buffer);

@@ -10,6 +10,7 @@
 //   Placement      advise + prefetch on a private stream per context
 //   Advice         the application's callback, pinning, advice counters
 //   DeferredFrees  buffers freed on a stream, freed when it gets there
+//   PoolBook       the application's memory pools, which of them are replaceable
 //   OrderExecutor  the agent's thread: the order queue, batches, activity
 //
 // Lock order: a thread holding one of these takes only those further down.
@@ -17,7 +18,8 @@
 //   2. Link::mu_           connecting; the hello and re-registration run under it
 //   3. Buffer::op          one at a time, but for the executor's batch
 //   4. the leaves, never nested: Link::client_mu_, Registry::mu_,
-//      OrderExecutor::mu_, Placement::mu_, DeferredFrees::mu_, RankFacts::mu_
+//      OrderExecutor::mu_, Placement::mu_, DeferredFrees::mu_, RankFacts::mu_,
+//      PoolBook::mu_
 // The engine client's own locks come after all of these, and its threads
 // take none but OrderExecutor::mu_ (orders, a lost connection). Driver
 // calls made under any of them never come back into the agent: the hooks
@@ -37,6 +39,7 @@
 #include "frees.hpp"
 #include "link.hpp"
 #include "placement.hpp"
+#include "pools.hpp"
 #include "ranks.hpp"
 #include "registry.hpp"
 
@@ -64,6 +67,8 @@ public:
 			    unsigned long long flags);
 	CUresult vmm_release(CUmemGenericAllocationHandle handle);
 	CUresult mem_info(std::size_t *free_bytes, std::size_t *total_bytes);
+	CUresult pool_create(CUmemoryPool *pool, const CUmemPoolProps *props);
+	CUresult ipc_handle(CUipcMemHandle *handle, CUdeviceptr dptr);
 
 	static void count_launch() { OrderExecutor::count_launch(); }
 
@@ -87,6 +92,7 @@ private:
 	bool link();
 	CUresult admit(const char *what, std::size_t size);
 	CUresult track(const BufferRef &b);
+	CUresult refused(const Buffer &b, int err, const std::string &why);
 	CUresult after_free(const BufferRef &b, CUresult r);
 
 	static void before_fork();
@@ -100,8 +106,10 @@ private:
 	Advice advice_{registry_, link_, ranks_};
 	DeferredFrees frees_{link_};
 	OrderExecutor executor_{registry_, link_, placement_, advice_, frees_};
+	PoolBook pools_;
 	// Lock order for fork (see above).
-	const std::array<ForkSafe *, 6> fork_order_{&link_, &registry_, &executor_, &placement_, &frees_, &ranks_};
+	const std::array<ForkSafe *, 7> fork_order_{&link_,  &registry_, &executor_, &placement_,
+						    &frees_, &ranks_,	 &pools_};
 };
 
 } // namespace gos::agent

@@ -1,6 +1,7 @@
 // The allocation paths the hooks call: back evictable memory with managed
 // memory and register it, count the rest, and undo both on free.
 #include <cerrno>
+#include <mutex>
 
 #include "agent.hpp"
 #include "driver.hpp"
@@ -33,7 +34,36 @@ CUresult Agent::track(const BufferRef &b)
 		d.cuMemRelease(b->base);
 	else
 		d.cuMemFree_v2(b->base);
-	warn("allocation of " + std::to_string(b->size) + " bytes refused: " + why);
+	return refused(*b, err, why);
+}
+
+// The application sees what a full GPU would say. A refusal of memory that
+// cannot move (-ENOSPC) is explained once per kind, with what to change.
+CUresult Agent::refused(const Buffer &b, int err, const std::string &why)
+{
+	if (err != -ENOSPC) {
+		warn("allocation of " + std::to_string(b.size) + " bytes refused: " + why);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	static std::once_flag told[3];
+	int kind = b.backing == Backing::vmm ? 0 : b.backing == Backing::pool ? 1 : 2;
+	static const char *const cause[3] = {
+		"virtual-memory allocations (cuMemCreate, which PyTorch uses with expandable_segments:True)",
+		"allocations from a memory pool made for CUDA IPC (or any pool, with GPUOVERSUB_POOLS=device)",
+		"plain device memory (allocations under GPUOVERSUB_EVICTABLE_MIN, communication libraries' "
+		"buffers, or all of it with GPUOVERSUB_IPC=device)",
+	};
+	static const char *const remedy[3] = {
+		"leave PyTorch's expandable_segments off (PYTORCH_CUDA_ALLOC_CONF without expandable_segments:True)",
+		"use a pool without IPC handle types, or cudaMallocAsync",
+		"leave GPUOVERSUB_IPC unset unless the job shares CUDA memory between processes",
+	};
+	std::call_once(told[kind], [&] {
+		warn(std::string("out of GPU memory: ") + cause[kind] + " cannot be moved to host RAM, and the job " +
+		     "may hold such memory only up to its share of the GPU; this allocation of " +
+		     std::to_string(b.size) + " bytes would pass it. To let gpuoversub oversubscribe the job, " +
+		     remedy[kind] + "; or ask for a larger share.");
+	});
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -48,7 +78,7 @@ CUresult Agent::allocate(CUdeviceptr *dptr, std::size_t size, Want want, unsigne
 	frees_.reap();
 	if (CUresult r = admit("an allocation", size))
 		return r;
-	if (want == Want::evictable && size < settings().evictable_min)
+	if (want == Want::evictable && (size < settings().evictable_min || settings().ipc_device))
 		want = Want::pinned;
 	Backing backing = want == Want::app_managed			  ? Backing::app_managed
 			  : want == Want::evictable && link_.manages(dev) ? Backing::managed
@@ -78,13 +108,47 @@ CUresult Agent::allocate_async(CUdeviceptr *dptr, std::size_t size, CUstream str
 	if (!dptr || !size || !current_device(dev, ctx) || d.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS ||
 	    capturing != CU_STREAM_CAPTURE_STATUS_NONE)
 		return real();
-	if (!pool)	// stream order is kept by freeing late (release_async)
-		return allocate(dptr, size, Want::evictable);
-	if (CUresult r = admit("a pool allocation", size))
+	if (CUresult r = admit("a stream-ordered allocation", size))
 		return r;
+	// Managed memory of the agent's instead of a block of the pool, when
+	// nothing but this process uses the pool: stream order is kept by
+	// freeing late (release_async), so no block is reused before its
+	// stream reaches the free. Small blocks stay with the pool, which is
+	// cheaper.
+	bool replace = (!pool || (settings().evictable_pools && pools_.replaceable(pool, dev))) &&
+		       size >= settings().evictable_min && !settings().ipc_device && link_.manages(dev);
+	if (replace)
+		return allocate(dptr, size, Want::evictable);
 	if (CUresult r = real())
 		return r;
 	return track(std::make_shared<Buffer>(*dptr, size, dev, ctx, Backing::pool));
+}
+
+CUresult Agent::pool_create(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+	CUresult r = driver().cuMemPoolCreate(pool, props);
+	if (r == CUDA_SUCCESS)
+		pools_.made(*pool, *props);
+	return r;
+}
+
+// The driver exports only cuMemAlloc memory (cuda.h): a managed buffer of
+// the agent's is refused with the driver's own error, explained once.
+CUresult Agent::ipc_handle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+	CUresult r = driver().cuIpcGetMemHandle(handle, dptr);
+	BufferRef b = r == CUDA_SUCCESS ? nullptr : registry_.containing(dptr);
+	if (b && b->backing == Backing::managed) {
+		static std::once_flag told;
+		std::call_once(told, [&] {
+			warn("cuIpcGetMemHandle failed on a buffer of " + std::to_string(b->size) +
+			     " bytes that gpuoversub backs with managed memory, which CUDA IPC cannot share with "
+			     "another process (torch.multiprocessing with CUDA tensors needs it). Set "
+			     "GPUOVERSUB_IPC=device in the job's environment to keep the job's memory as plain "
+			     "device memory: sharing then works, but none of it can be moved to host RAM.");
+		});
+	}
+	return r;
 }
 
 // The driver's answer r to freeing b, whose op the caller holds: on failure
@@ -169,8 +233,10 @@ CUresult Agent::mem_info(std::size_t *free_bytes, std::size_t *total_bytes)
 	CUdevice dev;
 	CUcontext ctx;
 	gos_rep_meminfo info{};
+	// Linked first: frameworks size themselves from this before allocating.
+	bool ask = free_bytes && total_bytes && current_device(dev, ctx) && link();
 	auto engine = link_.engine();
-	if (!free_bytes || !total_bytes || !current_device(dev, ctx) || !link_.manages(dev) || !engine ||
+	if (!ask || !link_.manages(dev) || !engine ||
 	    engine->meminfo(static_cast<std::uint32_t>(dev), info) != 0)
 		return driver().cuMemGetInfo_v2(free_bytes, total_bytes);
 	*total_bytes = info.allowed;

@@ -43,6 +43,8 @@ Driver load()
 	ENTRY(cuMemAdvise_v2)
 	ENTRY(cuMemPrefetchAsync_v2)
 #undef ENTRY
+	resolve(lib, d.cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
+	resolve(lib, d.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
 	d.loaded = ok;
 	return d;
 }

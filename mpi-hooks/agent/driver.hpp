@@ -26,6 +26,9 @@ struct Driver {
 	decltype(&::cuEventDestroy_v2) cuEventDestroy_v2 = nullptr;
 	decltype(&::cuMemAdvise_v2) cuMemAdvise_v2 = nullptr;
 	decltype(&::cuMemPrefetchAsync_v2) cuMemPrefetchAsync_v2 = nullptr;
+	// Optional: drivers before CUDA 11.2 lack them, and the agent copes.
+	decltype(&::cuDeviceGetDefaultMemPool) cuDeviceGetDefaultMemPool = nullptr;
+	decltype(&::cuThreadExchangeStreamCaptureMode) cuThreadExchangeStreamCaptureMode = nullptr;
 	bool loaded = false;	// libcuda.so.1 and what the agent itself needs were found
 };
 

@@ -60,6 +60,11 @@ void OrderExecutor::clear()
 void OrderExecutor::run()
 {
 	Reentry inside;	// nothing this thread does is the application's
+	// Nor is it part of any stream capture of the application's: in relaxed
+	// mode its frees and moves never invalidate one (documented for
+	// cuThreadExchangeStreamCaptureMode; a global capture would forbid them).
+	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
+	call_driver(&Driver::cuThreadExchangeStreamCaptureMode, &relaxed);
 	for (;;) {
 		std::vector<gos_wire_order> batch;
 		std::uint64_t lost;

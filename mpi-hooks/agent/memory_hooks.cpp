@@ -122,6 +122,15 @@ GOS_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 	return Agent::get().release_async(dptr, stream, true);
 }
 
+GOS_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+	PASS_THROUGH(cuMemPoolCreate, pool, props);
+	if (!pool || !props)
+		return call_driver(&Driver::cuMemPoolCreate, pool, props);
+	Reentry in;
+	return Agent::get().pool_create(pool, props);
+}
+
 GOS_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop,
 				unsigned long long flags)
 {
@@ -154,4 +163,11 @@ GOS_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 	PASS_THROUGH(cuMemGetInfo_v2, free_bytes, total_bytes);
 	Reentry in;
 	return Agent::get().mem_info(free_bytes, total_bytes);
+}
+
+GOS_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+	PASS_THROUGH(cuIpcGetMemHandle, handle, dptr);
+	Reentry in;
+	return Agent::get().ipc_handle(handle, dptr);
 }

@@ -42,6 +42,19 @@ long long number(const char *name, long long dflt, Settings &s)
 	return n;
 }
 
+// NAME=ON or NAME=OFF; anything else is a problem, and dflt stands.
+bool choice(const char *name, const std::string &on, const std::string &off, bool dflt, Settings &s)
+{
+	const char *v = env(name);
+	if (!v)
+		return dflt;
+	if (v == on || v == off)
+		return v == on;
+	s.problems.push_back(std::string(name) + "=" + v + " is neither " + on + " nor " + off + "; using " +
+			     (dflt ? on : off));
+	return dflt;
+}
+
 Settings load()
 {
 	Settings s;
@@ -69,13 +82,9 @@ Settings load()
 					     " is not a size such as 500M; measuring instead");
 	}
 	s.call_timeout_ms = static_cast<int>(number("GPUOVERSUB_TIMEOUT_MS", 10000, s));
-	if (const char *v = env("GPUOVERSUB_ALLOC_PREFETCH")) {
-		if (std::string(v) == "inline" || std::string(v) == "deferred")
-			s.inline_prefetch = std::string(v) == "inline";
-		else
-			s.problems.push_back(std::string("GPUOVERSUB_ALLOC_PREFETCH=") + v +
-					     " is neither inline nor deferred; using inline");
-	}
+	s.inline_prefetch = choice("GPUOVERSUB_ALLOC_PREFETCH", "inline", "deferred", true, s);
+	s.evictable_pools = choice("GPUOVERSUB_POOLS", "evictable", "device", true, s);
+	s.ipc_device = choice("GPUOVERSUB_IPC", "device", "managed", false, s);
 	s.verbose = env("GPUOVERSUB_VERBOSE") && std::string(env("GPUOVERSUB_VERBOSE")) == "1";
 	s.job_id = static_cast<std::uint64_t>(number("SLURM_JOB_ID", 0, s));
 	for (const char *name : {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMIX_RANK"})

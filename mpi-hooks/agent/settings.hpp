@@ -18,6 +18,8 @@ struct Settings {
 	int call_timeout_ms = 10000;		// GPUOVERSUB_TIMEOUT_MS
 	bool verbose = false;			// GPUOVERSUB_VERBOSE=1
 	bool inline_prefetch = true;		// GPUOVERSUB_ALLOC_PREFETCH=inline|deferred
+	bool evictable_pools = true;		// GPUOVERSUB_POOLS=evictable|device
+	bool ipc_device = false;		// GPUOVERSUB_IPC=device: no managed memory, so CUDA IPC works
 	std::uint64_t job_id = 0;		// SLURM_JOB_ID
 	int rank = -1;				// SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMIX_RANK
 	int local_rank = -1;

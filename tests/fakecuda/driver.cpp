@@ -1,17 +1,16 @@
 // The fake driver's entry points: the CUDA driver API subset the agent and
-// the test programs use, with cuda.h's own prototypes. Streams are
-// synchronous, contexts are the devices' primary contexts, and every call
-// that matters for placement is logged (FAKECUDA_LOG).
-#include <cuda.h>
-
+// the test programs use, with cuda.h's own prototypes. This file has
+// devices, contexts (the devices' primary contexts), placement, data and
+// launches; memory_api.cpp the allocation family, stream_api.cpp streams,
+// events and capture. Every call that matters for placement is logged
+// (FAKECUDA_LOG).
 #include <cstdio>
 #include <cstring>
-#include <string_view>
 
 #include "device_state.hpp"
+#include "fake_api.hpp"
 #include "memory.hpp"
-
-#define FAKE_API extern "C" __attribute__((visibility("default")))
+#include "streams.hpp"
 
 using namespace fakecuda;
 
@@ -25,14 +24,6 @@ struct Context {
 Context primary[max_devices];
 thread_local Context *current;
 bool initialized;
-
-struct Stream {
-	Context *ctx;
-};
-
-std::uint64_t dptr(CUdeviceptr p) { return static_cast<std::uint64_t>(p); }
-
-CUresult result(int r) { return static_cast<CUresult>(r); }
 
 Where location_of(CUmemLocation loc)
 {
@@ -58,6 +49,14 @@ const char *location_name(CUmemLocation loc)
 }
 
 } // namespace
+
+int fakecuda::current_device(int &dev)
+{
+	if (!current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	dev = current->dev;
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuInit(unsigned int flags)
 {
@@ -128,7 +127,9 @@ FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute attr, CUdevice
 	case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: *v = 512; break;
 	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS:
-	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *v = 1; break;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+	case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: *v = 1; break;
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
 	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
 	default: *v = 0; break;
@@ -191,190 +192,6 @@ FAKE_API CUresult cuCtxGetDevice(CUdevice *d)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuCtxSynchronize() { return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
-
-FAKE_API CUresult cuStreamCreate(CUstream *s, unsigned int)
-{
-	if (!s)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	*s = reinterpret_cast<CUstream>(new Stream{current});
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuStreamDestroy_v2(CUstream s)
-{
-	delete reinterpret_cast<Stream *>(s);
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
-
-FAKE_API CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus *st)
-{
-	if (!st)
-		return CUDA_ERROR_INVALID_VALUE;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cuStreamIsCapturing(s, st); }
-
-FAKE_API CUresult cuEventCreate(CUevent *e, unsigned int)
-{
-	if (!e)
-		return CUDA_ERROR_INVALID_VALUE;
-	*e = reinterpret_cast<CUevent>(new int(0));
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuEventRecord(CUevent e, CUstream) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-FAKE_API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return cuEventRecord(e, s); }
-FAKE_API CUresult cuEventQuery(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-FAKE_API CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
-
-FAKE_API CUresult cuEventDestroy_v2(CUevent e)
-{
-	delete reinterpret_cast<int *>(e);
-	return CUDA_SUCCESS;
-}
-
-// ---- allocation, every hooked form ----
-
-FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size)
-{
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	std::uint64_t ptr = 0;
-	CUresult r = result(alloc_device(current->dev, size, ptr));
-	*p = r == CUDA_SUCCESS ? ptr : 0;
-	log_call("cuMemAlloc %#llx %zu -> %d", static_cast<unsigned long long>(ptr), size, r);
-	return r;
-}
-
-FAKE_API CUresult cuMemAllocPitch_v2(CUdeviceptr *p, size_t *pitch, size_t width, size_t height, unsigned int elem)
-{
-	if (!p || !pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
-		return CUDA_ERROR_INVALID_VALUE;
-	*pitch = (width + 511) / 512 * 512;
-	return cuMemAlloc_v2(p, *pitch * height);
-}
-
-FAKE_API CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned int flags)
-{
-	if (!p || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	std::uint64_t ptr = 0;
-	CUresult r = result(alloc_managed(current->dev, size, ptr));
-	*p = r == CUDA_SUCCESS ? ptr : 0;
-	log_call("cuMemAllocManaged %#llx %zu -> %d", static_cast<unsigned long long>(ptr), size, r);
-	return r;
-}
-
-FAKE_API CUresult cuMemFree_v2(CUdeviceptr p)
-{
-	if (!p)
-		return CUDA_SUCCESS;
-	CUresult r = result(free_memory(dptr(p)));
-	log_call("cuMemFree %#llx -> %d", static_cast<unsigned long long>(p), r);
-	return r;
-}
-
-FAKE_API CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, CUstream) { return cuMemAlloc_v2(p, size); }
-FAKE_API CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t size, CUstream s) { return cuMemAllocAsync(p, size, s); }
-
-FAKE_API CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream)
-{
-	return pool ? cuMemAlloc_v2(p, size) : CUDA_ERROR_INVALID_VALUE;
-}
-
-FAKE_API CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *p, size_t size, CUmemoryPool pool, CUstream s)
-{
-	return cuMemAllocFromPoolAsync(p, size, pool, s);
-}
-
-FAKE_API CUresult cuMemFreeAsync(CUdeviceptr p, CUstream) { return cuMemFree_v2(p); }
-FAKE_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return cuMemFreeAsync(p, s); }
-
-FAKE_API CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice d)
-{
-	if (!pool || d < 0 || d >= device_count())
-		return CUDA_ERROR_INVALID_VALUE;
-	*pool = reinterpret_cast<CUmemoryPool>(&primary[d]);
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
-			      unsigned long long flags)
-{
-	if (!h || !prop || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	std::uint64_t handle = 0;
-	bool on_device = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-	CUresult r = result(vmm_create(on_device ? prop->location.id : 0, on_device, size, handle));
-	*h = handle;
-	log_call("cuMemCreate %llu %zu -> %d", static_cast<unsigned long long>(handle), size, r);
-	return r;
-}
-
-FAKE_API CUresult cuMemRelease(CUmemGenericAllocationHandle h) { return result(vmm_release(h)); }
-
-FAKE_API CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t, CUdeviceptr, unsigned long long)
-{
-	if (!p)
-		return CUDA_ERROR_INVALID_VALUE;
-	std::uint64_t ptr = 0;
-	CUresult r = result(reserve(size, ptr));
-	*p = ptr;
-	return r;
-}
-
-FAKE_API CUresult cuMemAddressFree(CUdeviceptr p, size_t) { return result(free_memory(dptr(p))); }
-
-FAKE_API CUresult cuMemMap(CUdeviceptr p, size_t size, size_t, CUmemGenericAllocationHandle h, unsigned long long flags)
-{
-	if (!h || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	return result(check_range(dptr(p), size));
-}
-
-FAKE_API CUresult cuMemUnmap(CUdeviceptr p, size_t size) { return result(check_range(dptr(p), size)); }
-
-FAKE_API CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *desc, size_t count)
-{
-	if (!desc || !count)
-		return CUDA_ERROR_INVALID_VALUE;
-	return result(check_range(dptr(p), size));
-}
-
-FAKE_API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
-{
-	if (!free_bytes || !total)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!current)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	DeviceUsage u = usage(current->dev);
-	*total = u.capacity;
-	*free_bytes = u.used < u.capacity ? u.capacity - u.used : 0;
-	return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
-{
-	std::uint64_t b = 0, s = 0;
-	CUresult r = result(address_range(dptr(p), b, s));
-	if (base)
-		*base = b;
-	if (size)
-		*size = s;
-	return r;
-}
-
 // ---- placement ----
 
 FAKE_API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t len, CUmem_advise advice, CUmemLocation loc)
@@ -386,7 +203,7 @@ FAKE_API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t len, CUmem_advise advice,
 	case CU_MEM_ADVISE_SET_ACCESSED_BY:
 	case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
 	case CU_MEM_ADVISE_SET_READ_MOSTLY:
-	case CU_MEM_ADVISE_UNSET_READ_MOSTLY: r = result(check_range(dptr(p), len)); break;
+	case CU_MEM_ADVISE_UNSET_READ_MOSTLY: r = result(check_range(dptr(p), len, false)); break;
 	default: r = CUDA_ERROR_INVALID_VALUE;
 	}
 	log_call("cuMemAdvise %#llx %zu advice=%d loc=%s/%d -> %d", static_cast<unsigned long long>(p), len,
@@ -408,41 +225,68 @@ FAKE_API CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLoc
 	return cuMemPrefetchAsync_v2(p, len, loc, flags, s);
 }
 
-// ---- data: first touch of managed pages populates them ----
+// ---- data: first touch of managed pages populates them. Synchronous
+// copies are potentially unsafe during capture (the CUDA Graphs guide). ----
+
+namespace {
+
+CUresult reach(std::uint64_t ptr, std::size_t n, bool write)
+{
+	if (int r = unsafe_call())
+		return result(r);
+	if (int r = check_range(ptr, n, write))
+		return result(r);
+	touch(ptr, n);
+	return CUDA_SUCCESS;
+}
+
+} // namespace
 
 FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
 {
-	if (int r = check_range(dptr(dst), n))
-		return result(r);
-	touch(dptr(dst), n);
-	std::memcpy(reinterpret_cast<void *>(dst), src, n);
-	return CUDA_SUCCESS;
+	CUresult r = reach(dptr(dst), n, true);
+	if (r == CUDA_SUCCESS)
+		std::memcpy(reinterpret_cast<void *>(dst), src, n);
+	return r;
 }
 
 FAKE_API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
 {
-	if (int r = check_range(dptr(src), n))
-		return result(r);
-	touch(dptr(src), n);
-	std::memcpy(dst, reinterpret_cast<const void *>(src), n);
-	return CUDA_SUCCESS;
+	CUresult r = reach(dptr(src), n, false);
+	if (r == CUDA_SUCCESS)
+		std::memcpy(dst, reinterpret_cast<const void *>(src), n);
+	return r;
 }
 
 FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
 {
-	if (int r = check_range(dptr(dst), n))
-		return result(r);
-	touch(dptr(dst), n);
-	std::memset(reinterpret_cast<void *>(dst), v, n);
+	CUresult r = reach(dptr(dst), n, true);
+	if (r == CUDA_SUCCESS)
+		std::memset(reinterpret_cast<void *>(dst), v, n);
+	return r;
+}
+
+// ---- launches: nothing runs, but the work takes its place in its stream
+// (captured instead, on a capturing stream) ----
+
+namespace {
+
+CUresult launch(CUstream s)
+{
+	StreamRef st = stream_of(s);
+	if (!st)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (capture_status(st) == CU_STREAM_CAPTURE_STATUS_NONE)
+		enqueue(st);
 	return CUDA_SUCCESS;
 }
 
-// ---- launches: nothing runs; counted in the call log ----
+} // namespace
 
 FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-				 unsigned int, unsigned int, CUstream, void **, void **)
+				 unsigned int, unsigned int, CUstream s, void **, void **)
 {
-	return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	return f ? launch(s) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 FAKE_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
@@ -453,7 +297,7 @@ FAKE_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned in
 
 FAKE_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **, void **)
 {
-	return config && f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return config && f ? launch(config->hStream) : CUDA_ERROR_INVALID_VALUE;
 }
 
 FAKE_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **p, void **e)
@@ -465,7 +309,13 @@ FAKE_API CUresult cuGetErrorString(CUresult r, const char **s)
 {
 	if (!s)
 		return CUDA_ERROR_INVALID_VALUE;
-	*s = r == CUDA_SUCCESS ? "no error" : r == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory" : "fakecuda error";
+	switch (r) {
+	case CUDA_SUCCESS: *s = "no error"; break;
+	case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
+	case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
+	case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "operation not permitted when stream is capturing"; break;
+	default: *s = "fakecuda error"; break;
+	}
 	return CUDA_SUCCESS;
 }
 

@@ -1,11 +1,9 @@
 // cuGetProcAddress for the fake driver: base names resolved to the newest
 // variant, and to the per-thread-stream variant when the flags ask, as the
 // real driver does. The legacy cuGetProcAddress is served too.
-#include <cuda.h>
-
 #include <cstring>
 
-#define FAKE_API extern "C" __attribute__((visibility("default")))
+#include "fake_api.hpp"
 
 extern "C" {
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *, size_t, CUstream);
@@ -13,6 +11,8 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *, size_t, CUmemoryPool, CUstr
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr, CUstream);
 CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream);
 CUresult cuStreamIsCapturing_ptsz(CUstream, CUstreamCaptureStatus *);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
 CUresult cuEventRecord_ptsz(CUevent, CUstream);
 CUresult cuLaunchKernel_ptsz(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
 			     unsigned int, unsigned int, CUstream, void **, void **);
@@ -42,6 +42,13 @@ const Entry entries[] = {
 	{"cuDeviceGetAttribute", fn(cuDeviceGetAttribute), nullptr},
 	{"cuDeviceGetPCIBusId", fn(cuDeviceGetPCIBusId), nullptr},
 	{"cuDeviceGetDefaultMemPool", fn(cuDeviceGetDefaultMemPool), nullptr},
+	{"cuDeviceGetMemPool", fn(cuDeviceGetMemPool), nullptr},
+	{"cuDeviceSetMemPool", fn(cuDeviceSetMemPool), nullptr},
+	{"cuMemPoolCreate", fn(cuMemPoolCreate), nullptr},
+	{"cuMemPoolDestroy", fn(cuMemPoolDestroy), nullptr},
+	{"cuMemPoolSetAttribute", fn(cuMemPoolSetAttribute), nullptr},
+	{"cuMemPoolGetAttribute", fn(cuMemPoolGetAttribute), nullptr},
+	{"cuMemPoolTrimTo", fn(cuMemPoolTrimTo), nullptr},
 	{"cuDevicePrimaryCtxRetain", fn(cuDevicePrimaryCtxRetain), nullptr},
 	{"cuDevicePrimaryCtxRelease", fn(cuDevicePrimaryCtxRelease_v2), nullptr},
 	{"cuCtxSetCurrent", fn(cuCtxSetCurrent), nullptr},
@@ -54,6 +61,12 @@ const Entry entries[] = {
 	{"cuStreamDestroy", fn(cuStreamDestroy_v2), nullptr},
 	{"cuStreamSynchronize", fn(cuStreamSynchronize), nullptr},
 	{"cuStreamIsCapturing", fn(cuStreamIsCapturing), fn(cuStreamIsCapturing_ptsz)},
+	{"cuStreamQuery", fn(cuStreamQuery), nullptr},
+	{"cuStreamWaitEvent", fn(cuStreamWaitEvent), nullptr},
+	{"cuStreamBeginCapture", fn(cuStreamBeginCapture_v2), fn(cuStreamBeginCapture_v2_ptsz)},
+	{"cuStreamEndCapture", fn(cuStreamEndCapture), fn(cuStreamEndCapture_ptsz)},
+	{"cuThreadExchangeStreamCaptureMode", fn(cuThreadExchangeStreamCaptureMode), nullptr},
+	{"cuGraphDestroy", fn(cuGraphDestroy), nullptr},
 	{"cuEventCreate", fn(cuEventCreate), nullptr},
 	{"cuEventRecord", fn(cuEventRecord), fn(cuEventRecord_ptsz)},
 	{"cuEventQuery", fn(cuEventQuery), nullptr},
@@ -73,6 +86,10 @@ const Entry entries[] = {
 	{"cuMemMap", fn(cuMemMap), nullptr},
 	{"cuMemUnmap", fn(cuMemUnmap), nullptr},
 	{"cuMemSetAccess", fn(cuMemSetAccess), nullptr},
+	{"cuMemGetAllocationGranularity", fn(cuMemGetAllocationGranularity), nullptr},
+	{"cuIpcGetMemHandle", fn(cuIpcGetMemHandle), nullptr},
+	{"cuIpcOpenMemHandle", fn(cuIpcOpenMemHandle_v2), nullptr},
+	{"cuIpcCloseMemHandle", fn(cuIpcCloseMemHandle), nullptr},
 	{"cuMemGetInfo", fn(cuMemGetInfo_v2), nullptr},
 	{"cuMemGetAddressRange", fn(cuMemGetAddressRange_v2), nullptr},
 	{"cuMemAdvise", fn(cuMemAdvise_v2), nullptr},

@@ -14,6 +14,7 @@
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
 //   comm NAME MIB  -> allocated by libnccl-standin.so (next to this program)
 //   busy SECONDS   -> launches kernels for that long (on the fake driver, no-ops)
+//   streams, pools, IPC and capture: testapp_streams.cpp
 //   quit
 #include <cuda.h>
 #include <dlfcn.h>
@@ -35,6 +36,8 @@
 #include <vector>
 
 #include <gpuoversub/gpuoversub.h>
+
+#include "testapp.hpp"
 
 namespace {
 
@@ -101,35 +104,6 @@ Api resolve(const std::string &via)
 	return a;
 }
 
-struct Buf {
-	CUdeviceptr ptr = 0;
-	std::size_t size = 0;
-	std::string how;
-	CUmemGenericAllocationHandle handle = 0;
-};
-
-std::uint32_t word(const std::string &name, std::size_t i)
-{
-	std::uint32_t seed = 2166136261u;
-	for (char c : name)
-		seed = (seed ^ static_cast<unsigned char>(c)) * 16777619u;
-	return seed ^ static_cast<std::uint32_t>(i * 2654435761u);
-}
-
-std::vector<std::uint32_t> pattern(const std::string &name, std::size_t size)
-{
-	std::vector<std::uint32_t> v(size / 4);
-	for (std::size_t i = 0; i < v.size(); i++)
-		v[i] = word(name, i);
-	return v;
-}
-
-template <class F>
-F optional_symbol(const char *name)
-{
-	return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-}
-
 struct CommLibrary {
 	int (*alloc)(CUdeviceptr *, size_t);
 	int (*free)(CUdeviceptr);
@@ -152,6 +126,17 @@ const CommLibrary &comm_library()
 }
 
 } // namespace
+
+std::vector<std::uint32_t> pattern(const std::string &name, std::size_t size)
+{
+	std::uint32_t seed = 2166136261u;
+	for (char c : name)
+		seed = (seed ^ static_cast<unsigned char>(c)) * 16777619u;
+	std::vector<std::uint32_t> v(size / 4);
+	for (std::size_t i = 0; i < v.size(); i++)
+		v[i] = seed ^ static_cast<std::uint32_t>(i * 2654435761u);
+	return v;
+}
 
 int main(int argc, char **argv)
 {
@@ -213,6 +198,7 @@ int main(int argc, char **argv)
 			CUresult r = b.how == "vmm"    ? api.release(b.handle)
 				     : b.how == "comm" ? static_cast<CUresult>(comm_library().free(b.ptr))
 				     : b.how == "async" ? api.free_async(b.ptr, nullptr)
+				     : b.how == "pool" || b.how == "import" ? stream_free(b)
 							: api.free(b.ptr);
 			out << (r == CUDA_SUCCESS ? "ok" : "err " + std::to_string(r));
 		} else if (cmd == "verify" && bufs.count(name)) {
@@ -319,6 +305,8 @@ int main(int argc, char **argv)
 		} else if (cmd == "quit") {
 			std::printf("ok\n");
 			return 0;
+		} else if (std::string reply; stream_command(cmd, name, in, bufs, reply)) {
+			out << reply;
 		} else {
 			out << "err unknown command or buffer: " << line;
 		}

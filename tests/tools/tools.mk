@@ -12,8 +12,8 @@ $(GOS_REGISTER): tests/tools/gos_register.c
 	@mkdir -p $(@D)
 	$(C_COMPILE) $(LDFLAGS) -static $< -o $@
 
-$(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(FAKECUDA_LIB) $(NCCL_STANDIN)
-	$(CXX_LINK) $< -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread
+$(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(BUILD)/tests/tools/testapp_streams.o $(FAKECUDA_LIB) $(NCCL_STANDIN)
+	$(CXX_LINK) $(filter %.o,$^) -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread
 
 $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda

@@ -33,6 +33,8 @@ std::string absolute(const std::string &p)
 
 } // namespace
 
+std::string build_path(const std::string &relative) { return absolute(build_dir()) + "/" + relative; }
+
 FakeGpu::FakeGpu(std::uint64_t cap, std::string dir)
 	: capacity(cap), state(dir + "/fakecuda.state"), calls(dir + "/fakecuda.log")
 {
@@ -46,7 +48,8 @@ AppProcess::AppProcess(DaemonUnderTest *daemon, std::uint64_t job, const FakeGpu
 	int in[2], out[2], go[2];
 	if (pipe(in) || pipe(out) || pipe(go))
 		throw std::runtime_error("pipe");
-	std::string build = absolute(build_dir());
+	const std::string agent = build_path("lib/libgpuoversub.so"), driver = build_path("tests/fakecuda"),
+			  prog = build_path("tests/tools/gos_testapp");
 	pid_ = fork();
 	if (pid_ == 0) {
 		try {
@@ -59,8 +62,8 @@ AppProcess::AppProcess(DaemonUnderTest *daemon, std::uint64_t job, const FakeGpu
 			dup2(out[1], 1);
 			int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			dup2(err, 2);
-			setenv("LD_PRELOAD", (build + "/lib/libgpuoversub.so").c_str(), 1);
-			setenv("LD_LIBRARY_PATH", (build + "/tests/fakecuda").c_str(), 1);
+			setenv("LD_PRELOAD", agent.c_str(), 1);
+			setenv("LD_LIBRARY_PATH", driver.c_str(), 1);
 			setenv("FAKECUDA_MEMORY", std::to_string(gpu.capacity).c_str(), 1);
 			setenv("FAKECUDA_STATE", gpu.state.c_str(), 1);
 			setenv("FAKECUDA_LOG", gpu.calls.c_str(), 1);
@@ -72,7 +75,6 @@ AppProcess::AppProcess(DaemonUnderTest *daemon, std::uint64_t job, const FakeGpu
 				setenv(k.c_str(), v.c_str(), 1);
 			for (auto &[k, v] : env)
 				setenv(k.c_str(), v.c_str(), 1);
-			std::string prog = build + "/tests/tools/gos_testapp";
 			execl(prog.c_str(), prog.c_str(), "--via", via.c_str(), static_cast<char *>(nullptr));
 		} catch (...) {
 		}

@@ -16,6 +16,9 @@ namespace gos_test {
 
 class DaemonUnderTest;
 
+// BUILD (default build) made absolute, with relative appended.
+std::string build_path(const std::string &relative);
+
 // The fake GPU that every AppProcess of one test shares.
 struct FakeGpu {
 	explicit FakeGpu(std::uint64_t capacity, std::string dir);

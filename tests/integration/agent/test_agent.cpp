@@ -11,41 +11,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "agent_harness.hpp"
-#include "tests/integration/daemon/daemon_harness.hpp"
+#include "agent_node.hpp"
 
 using namespace gos_test;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr std::uint64_t MiB = 1ULL << 20;
 constexpr std::uint64_t chunk = 2 * MiB;
-const std::string gpu_256m = "simulated_gpus:\n  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}\n";
-
-std::uint64_t field(const nlohmann::json &t, const char *key)
-{
-	return t.is_null() ? 0 : t[key].get<std::uint64_t>();
-}
-
-// The fake driver's log of every call so far.
-std::string call_log(const FakeGpu &gpu)
-{
-	std::ifstream in(gpu.calls);
-	std::stringstream s;
-	s << in.rdbuf();
-	return s.str();
-}
-
-// "usage" from the fake driver: capacity, used, peak, over-capacity peak.
-std::vector<std::uint64_t> usage(AppProcess &app)
-{
-	std::istringstream in(app.cmd("usage"));
-	std::string ok;
-	std::vector<std::uint64_t> u(4);
-	in >> ok >> u[0] >> u[1] >> u[2] >> u[3];
-	return u;
-}
 
 std::uint64_t resident(AppProcess &app, std::initializer_list<const char *> names)
 {
@@ -54,32 +27,6 @@ std::uint64_t resident(AppProcess &app, std::initializer_list<const char *> name
 		sum += app.where(n).first;
 	return sum;
 }
-
-std::size_t count(const std::string &text, const std::string &what)
-{
-	std::size_t n = 0;
-	for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-		n++;
-	return n;
-}
-
-// The balloon stays off unless a test configures it: it judges a job
-// without kernel launches idle after a few seconds, and a slow (sanitized)
-// run would otherwise see shares change under tests about something else.
-std::string with_defaults(const std::string &yaml)
-{
-	return gpu_256m + "return_interval: 50ms\n" +
-	       (yaml.find("balloon:") == std::string::npos ? "balloon: {enabled: false}\n" : "") + yaml;
-}
-
-struct Node {
-	explicit Node(const std::string &yaml = "", bool start = true)
-		: daemon(with_defaults(yaml), start), gpu(256 * MiB, daemon.dir)
-	{
-	}
-	DaemonUnderTest daemon;
-	FakeGpu gpu;
-};
 
 } // namespace
 

@@ -11,8 +11,6 @@
 //                     and of pinned device-to-host cudaMemcpy
 //   integrity MIB SEC fill buffers by kernel, hold SEC seconds, check: ok|bad
 //   victim MIB SEC    passes over the buffer per second
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,14 +19,7 @@
 #include <thread>
 #include <vector>
 
-#define CHECK(x)                                                                       \
-	do {                                                                           \
-		cudaError_t e_ = (x);                                                  \
-		if (e_ != cudaSuccess) {                                               \
-			std::printf("error %s: %s\n", #x, cudaGetErrorString(e_));     \
-			std::exit(1);                                                  \
-		}                                                                      \
-	} while (0)
+#include "gpu_common.cuh"
 
 __global__ void scale(float4 *p, size_t n)
 {
@@ -38,30 +29,12 @@ __global__ void scale(float4 *p, size_t n)
 	}
 }
 
-__global__ void fill(unsigned *p, size_t n, unsigned seed)
-{
-	for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-		p[i] = seed ^ unsigned(i * 2654435761u);
-}
-
-__global__ void check(const unsigned *p, size_t n, unsigned seed, unsigned *bad)
-{
-	for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-		if (p[i] != (seed ^ unsigned(i * 2654435761u)))
-			atomicAdd(bad, 1u);
-}
-
 // GPU_BENCH_MANAGED=1: plain UVM, every buffer from cudaMallocManaged.
 template <class T>
 static cudaError_t buffer(T **p, size_t bytes)
 {
 	static const bool managed = std::getenv("GPU_BENCH_MANAGED") && *std::getenv("GPU_BENCH_MANAGED") == '1';
 	return managed ? cudaMallocManaged(p, bytes) : cudaMalloc(p, bytes);
-}
-
-static double seconds_since(std::chrono::steady_clock::time_point t)
-{
-	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 int main(int argc, char **argv)

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # The agent on a real GPU: a private gpuoversubd on the machine's GPU 0,
 # jobs registered as the SPANK plugin would, and real programs under the
-# agent. `run.sh` checks; `run.sh --bench` also measures and writes the
-# GPU section of bench/RESULTS.md. Without a GPU it says so and succeeds.
+# agent. `run.sh` checks, and writes the rows of the compatibility matrix
+# (matrix.sh) that ran into bench/RESULTS.md; `run.sh --bench` also
+# measures and writes the GPU section there; `run.sh --list` names the
+# matrix's rows. Without a GPU it says so and succeeds.
 set -uo pipefail
 cd "$(dirname "$0")/../../.." || exit 1
 source tests/integration/wait.bash
 BUILD=${BUILD:-build}
+. tests/integration/gpu/matrix.sh
 bench=0
-[ "${1:-}" = "--bench" ] && bench=1
+case "${1:-}" in
+--bench) bench=1 ;;
+--list) matrix_rows list_row; exit 0 ;;
+"") ;;
+*) echo "usage: tests/integration/gpu/run.sh [--bench | --list]"; exit 2 ;;
+esac
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
 	echo "SKIP: no NVIDIA GPU on this machine; tests/integration/gpu needs one"
@@ -25,6 +33,8 @@ cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | tr -d .)
 echo "== building the GPU programs for sm_$cc"
 mkdir -p "$(dirname "$gb")"
 nvcc -O2 -arch="sm_$cc" -o "$gb" tests/integration/gpu/gpu_bench.cu || exit 1
+nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/pool_app" tests/integration/gpu/pool_app.cu -lcuda || exit 1
+nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/stream_churn" tests/integration/gpu/stream_churn.cu || exit 1
 card_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
 # The daemon manages only GOS_GPU_CAPACITY_MIB of the card (the rest is its
@@ -86,7 +96,8 @@ sys.exit(0 if fair else 1)'
 }
 fair_now() { status | fair_shares >/dev/null; }
 failures=0
-# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos runs only those sections.
+# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos runs only those sections;
+# a matrix row's name (run.sh --list) runs that row, frameworks all of them.
 want() { [ -z "${GOS_GPU_ONLY:-}" ] || [[ ",$GOS_GPU_ONLY," == *",$1,"* ]]; }
 result() {	# NAME OK(0/1) DETAIL
 	if [ "$2" -eq 0 ]; then echo "PASS $1 $3"; else echo "FAIL $1 $3"; failures=$((failures + 1)); fi
@@ -126,17 +137,10 @@ wait $p3; r3=$?
 result runtime-integrity $(( r3 || r4 )) "$(cat "$work/int1.out" "$work/int2.out" | tr '\n' ' ')"
 fi
 
-# 3. Unmodified PyTorch and CuPy, each beside a job holding 60% of the card.
-if want frameworks; then
-for prog in "python3 tests/integration/gpu/torch_train.py $(( $(pct 60) / 1024 ))" "python3 tests/integration/gpu/cupy_smoke.py $(( $(pct 60) / 1024 )) 3"; do
-	step; ja=$next_job; step; jb=$next_job
-	under "$ja" "$gb" integrity "$(pct 60)" 15 >"$work/hold.out" 2>&1 &
-	ph=$!
-	wait_until "$limit" holding "$work/hold.out" $ph
-	out=$(under "$jb" $prog 2>&1); r=$?
-	wait $ph; rh=$?
-	result "${prog%% *} ${prog#* }" $(( r || rh )) "$(echo "$out" | tail -1)"
-done
+# 3. The compatibility matrix: real frameworks, each beside a job holding 60%.
+matrix_rows run_row
+if compgen -G "$work/rows/*/row.json" >/dev/null; then
+	python3 bench/gpu_matrix.py bench/RESULTS.md measured "$gpu_name" "$work"/rows/*/row.json
 fi
 
 # 4. PILOT's pageDoS: a victim at 40% and a co-runner growing to 150%.

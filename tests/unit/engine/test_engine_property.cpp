@@ -156,6 +156,8 @@ void Sequence::op_alloc()
 	gos_alloc_result res{};
 	int err = gos_alloc(h_.eng(), a.id, t, size, static_cast<std::uint32_t>(pick(GOS_NPRIO)),
 			    unevictable ? GOS_ALLOC_UNEVICTABLE : 0, &res);
+	if (unevictable && err == -ENOSPC)
+		return;	// beyond the tenant's share: refused, nothing held
 	BOOST_REQUIRE_EQUAL(err, 0);
 	BOOST_REQUIRE_EQUAL(res.device_bytes + res.host_bytes + res.waiting_bytes, size);
 	buffers_[res.buffer] = Buffer{a.id, size, res.host_bytes, unevictable};

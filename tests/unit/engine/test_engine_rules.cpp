@@ -351,6 +351,24 @@ BOOST_AUTO_TEST_CASE(unevictable_is_counted_and_limit_enforced)
 	h.check_at_rest();
 }
 
+BOOST_AUTO_TEST_CASE(unevictable_memory_stays_within_the_weighted_share)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();	// equal weights: 512 MiB each
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 600 * MiB);
+	gos_alloc_result r{};
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), ca, a, 400 * MiB, 8, GOS_ALLOC_UNEVICTABLE, &r), 0);
+	BOOST_TEST(gos_alloc(h.eng(), ca, a, 200 * MiB, 8, GOS_ALLOC_UNEVICTABLE, &r) == -ENOSPC);
+	BOOST_TEST(h.stats(a).unevictable == 400 * MiB);
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), ca, a, 200 * MiB, 8, 0, &r), 0);	// evictable memory still comes
+	h.settle();
+	BOOST_TEST(h.stats(b).resident == h.stats(b).entitlement);	// held to its share, not below
+	BOOST_TEST(h.stats(b).entitlement == 512 * MiB);
+	h.check_at_rest();
+}
+
 BOOST_AUTO_TEST_CASE(lru_victim_takes_the_oldest_chunk)
 {
 	Harness h(with(GOS_FAIR_WEIGHTED, GOS_VICTIM_LRU, GOS_SELECT_RANDOM));
