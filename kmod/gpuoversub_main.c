@@ -184,21 +184,20 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		struct gos_ioc_placement place;
 	} a;
 	struct gos_alloc_result res;
-	u32 tenant;
+	u32 tenant, flags;
 	int err;
 
 	if (copy_from_user(&a, arg, _IOC_SIZE(cmd)))
 		return -EFAULT;
 	switch (cmd) {
 	case GOS_IOC_ALLOC:
-		if (a.alloc.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || a.alloc.buffer || a.alloc.pad)
+		if (gos_alloc_flags_of_wire(a.alloc.flags, &flags) || a.alloc.buffer || a.alloc.pad)
 			return -EINVAL;
 		err = gos_tenant_of_current(a.alloc.gpu, &tenant);
 		if (err)
 			return err;
 		err = gos_alloc(gos_eng, f->client, tenant, a.alloc.size, a.alloc.priority,
-				a.alloc.flags & GOS_ALLOC_FLAG_UNEVICTABLE ?
-				GOS_ALLOC_UNEVICTABLE : 0, &res);
+				flags, &res);
 		kick();	/* orders for the victims */
 		if (err)
 			return err;

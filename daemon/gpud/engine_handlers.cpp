@@ -15,13 +15,13 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	if (req.gpu >= job.gpus.size())
 		return {-EINVAL, "GPU " + std::to_string(req.gpu) + " is not one of the job's " +
 					 std::to_string(job.gpus.size()) + " GPU(s)", {}};
-	if (req.flags & ~GOS_ALLOC_FLAG_UNEVICTABLE || req.pad)
+	std::uint32_t flags;
+	if (gos_alloc_flags_of_wire(req.flags, &flags) || req.pad)
 		return {-EINVAL, "unknown allocation flags", {}};
 	auto start = std::chrono::steady_clock::now();
 	std::uint32_t client = orders_.client_of(s.id);
 	gos_alloc_result res{};
-	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority,
-				req.flags & GOS_ALLOC_FLAG_UNEVICTABLE ? GOS_ALLOC_UNEVICTABLE : 0, res);
+	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority, flags, res);
 	if (err == -EDQUOT)
 		return {err, "the job's GPU memory limit would be exceeded", {}};
 	if (err == -ENOSPC)
@@ -33,11 +33,14 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 		engine_.free(client, res.buffer);
 		return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(spill_limit) + " is reached", {}};
 	}
-	job.latency.add(static_cast<std::uint64_t>(
-		std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()));
-	RankStats &counters = job.rank(s.rank, s.peer.pid);
-	counters.allocs++;
-	counters.bytes_allocated += req.size;
+	// A buffer registered again after a restart was counted when it was made.
+	if (!(req.flags & GOS_ALLOC_FLAG_AGAIN)) {
+		job.latency.add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now() - start).count()));
+		RankStats &counters = job.rank(s.rank, s.peer.pid);
+		counters.allocs++;
+		counters.bytes_allocated += req.size;
+	}
 	gos_rep_alloc rep{};
 	rep.buffer = res.buffer;
 	rep.device_bytes = res.device_bytes;

@@ -92,6 +92,11 @@ struct gos_rep_hello {
 };
 
 #define GOS_ALLOC_FLAG_UNEVICTABLE 0x1u
+/* A buffer the agent had registered before, registered again after its link
+ * to the engine was lost (a daemon restart): accounted as before, but not
+ * counted as a new allocation in the job's figures. */
+#define GOS_ALLOC_FLAG_AGAIN 0x2u
+#define GOS_ALLOC_FLAGS_KNOWN (GOS_ALLOC_FLAG_UNEVICTABLE | GOS_ALLOC_FLAG_AGAIN)
 
 struct gos_req_alloc {
 	__u32 gpu;			/* index among the job's GPUs */

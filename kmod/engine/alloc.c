@@ -10,7 +10,7 @@
 static struct gos_buffer *buffer_new(struct gos_engine *eng,
 				     struct gos_client *cl,
 				     struct gos_tenant *t, u64 size,
-				     u32 nchunks, u8 prio)
+				     u32 nchunks, u8 prio, bool again)
 {
 	struct gos_buffer *buf;
 	u32 i;
@@ -41,7 +41,8 @@ static struct gos_buffer *buffer_new(struct gos_engine *eng,
 	t->nprio[prio] += nchunks;
 	t->demand += size;
 	t->buffers++;
-	t->st.allocs++;
+	if (!again)
+		t->st.allocs++;
 	t->gpu->entitlement_dirty = true;
 	return buf;
 }
@@ -226,7 +227,7 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 		if (!pool.idx)
 			return -ENOMEM;
 	}
-	buf = buffer_new(eng, cl, t, size, n, (u8)prio);
+	buf = buffer_new(eng, cl, t, size, n, (u8)prio, flags & GOS_ALLOC_AGAIN);
 	if (!buf) {
 		gos_os_free(pool.idx);
 		return -ENOMEM;
@@ -238,7 +239,8 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 		place_up_to(eng, buf, size, res);
 		return 0;
 	}
-	t->st.slow_allocs++;
+	if (!(flags & GOS_ALLOC_AGAIN))
+		t->st.slow_allocs++;
 	if (pool.idx)
 		place_reduced(eng, buf, &pool, res);
 	else if (eng->cfg.fairness == GOS_FAIR_STATIC)
@@ -255,7 +257,7 @@ int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
 	int err;
 
 	if (!res || !size || size >= GOS_BYTES_MAX || prio > GOS_PRIO_MAX ||
-	    (flags & ~GOS_ALLOC_UNEVICTABLE))
+	    (flags & ~(GOS_ALLOC_UNEVICTABLE | GOS_ALLOC_AGAIN)))
 		return -EINVAL;
 	gos_os_lock(eng->lock);
 	err = alloc_locked(eng, client, tenant, size, prio, flags, res);

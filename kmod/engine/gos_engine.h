@@ -149,6 +149,7 @@ int gos_client_create(struct gos_engine *eng, u32 *client);
 int gos_client_exit(struct gos_engine *eng, u32 client);
 
 #define GOS_ALLOC_UNEVICTABLE 0x1u	/* counted, never moved */
+#define GOS_ALLOC_AGAIN 0x2u		/* registered again: not a new allocation in the stats */
 
 /*
  * -EDQUOT: over the tenant's limit. -ENOSPC: unevictable bytes beyond the
@@ -177,6 +178,8 @@ int gos_read_messages(struct gos_engine *eng, u32 client,
  */
 void gos_order_of_message(const struct gos_message *m, u32 gpu,
 			  struct gos_wire_order *o);
+/* The engine's GOS_ALLOC_* for an agent's GOS_ALLOC_FLAG_*; -EINVAL for a flag the ABI lacks. */
+int gos_alloc_flags_of_wire(u32 wire, u32 *flags);
 int gos_order_ack(struct gos_engine *eng, u32 client, u64 order);
 int gos_order_fail(struct gos_engine *eng, u32 client, u64 order);
 

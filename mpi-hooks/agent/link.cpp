@@ -178,7 +178,7 @@ int Link::register_buffer(const BufferRef &b, std::string *why)
 	gos_req_alloc req{};
 	req.gpu = static_cast<std::uint32_t>(b->dev);
 	req.priority = b->priority;
-	req.flags = b->evictable() ? 0 : GOS_ALLOC_FLAG_UNEVICTABLE;
+	req.flags = (b->evictable() ? 0 : GOS_ALLOC_FLAG_UNEVICTABLE) | (b->registered ? GOS_ALLOC_FLAG_AGAIN : 0);
 	req.size = b->size;
 	gos_rep_alloc rep{};
 	if (int err = engine->alloc(req, rep)) {
@@ -190,6 +190,7 @@ int Link::register_buffer(const BufferRef &b, std::string *why)
 		return err;
 	}
 	registry_.set_id(b, rep.buffer);
+	b->registered = true;
 	numa_.store(rep.numa_node, std::memory_order_relaxed);
 	for (const PriorityRange &r : b->ranges) {
 		gos_req_priority p{rep.buffer, r.offset, r.length, r.priority, 0};

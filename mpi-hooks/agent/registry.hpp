@@ -57,6 +57,7 @@ struct Buffer {
 	std::atomic<bool> freed{false};
 	std::vector<PriorityRange> ranges;	// under op; sent on registration
 	bool pinned = false;		// given priority 0 on advice; the agent's thread's
+	bool registered = false;	// under op: an engine has known it (a later one is told so)
 
 	bool evictable() const { return backing == Backing::managed || backing == Backing::app_managed; }
 };

@@ -180,6 +180,15 @@ BOOST_AUTO_TEST_CASE(daemon_down_at_start_then_restarted_mid_run)
 	n.daemon.stop(SIGKILL);
 	n.daemon.start();
 	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 96 * MiB; }, 10s));
+	// Registered again, the three buffers are not three more allocations.
+	gos_req_job job{1};
+	nlohmann::json report = n.daemon.ask(GOS_REQ_REPORT, &job, sizeof job);
+	BOOST_REQUIRE_EQUAL(report["gpus"].size(), 1u);
+	BOOST_TEST(report["gpus"][0]["allocs"] == 3);
+	BOOST_TEST(report["alloc_latency_us"]["count"] == 3);
+	BOOST_REQUIRE_EQUAL(report["ranks"].size(), 1u);
+	BOOST_TEST(report["ranks"][0]["allocs"] == 3);
+	BOOST_TEST(report["ranks"][0]["bytes_allocated"] == 96 * MiB);
 	for (const char *buf : {"early", "early2", "late"})
 		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
 	BOOST_TEST(a.cmd("free late") == "ok");

@@ -492,3 +492,36 @@ BOOST_AUTO_TEST_CASE(minimum_share_is_guaranteed)
 	h.settle();
 	h.check_at_rest();
 }
+
+BOOST_AUTO_TEST_CASE(a_buffer_registered_again_is_accounted_but_not_counted_anew)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();
+	auto ca = h.client(), cb = h.client();
+	h.alloc(cb, b, 900 * MiB);
+	gos_alloc_result r{};
+	// After a daemon restart the agent registers what it had: the memory
+	// counts, and evictions make room, but the job made no new allocation.
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), ca, a, 300 * MiB, 8, GOS_ALLOC_AGAIN, &r), 0);
+	BOOST_TEST(h.stats(a).demand == 300 * MiB);
+	BOOST_TEST(h.stats(a).allocs == 0u);
+	BOOST_TEST(h.stats(a).slow_allocs == 0u);
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), ca, a, 100 * MiB, 8, 0, &r), 0);
+	BOOST_TEST(h.stats(a).allocs == 1u);
+	BOOST_TEST(h.stats(a).slow_allocs == 1u);
+	BOOST_TEST(gos_alloc(h.eng(), ca, a, 1 * MiB, 8, 0x4, &r) == -EINVAL);	// no such flag
+	h.settle();
+	h.check_at_rest();
+}
+
+BOOST_AUTO_TEST_CASE(the_wire_allocation_flags_map_to_the_engine_s_and_unknown_ones_are_refused)
+{
+	std::uint32_t flags = ~0u;
+	BOOST_TEST(gos_alloc_flags_of_wire(0, &flags) == 0);
+	BOOST_TEST(flags == 0u);
+	BOOST_TEST(gos_alloc_flags_of_wire(GOS_ALLOC_FLAG_UNEVICTABLE | GOS_ALLOC_FLAG_AGAIN, &flags) == 0);
+	BOOST_TEST(flags == (GOS_ALLOC_UNEVICTABLE | GOS_ALLOC_AGAIN));
+	for (std::uint32_t bit = 2; bit < 32; bit++)
+		BOOST_TEST(gos_alloc_flags_of_wire(1u << bit, &flags) == -EINVAL);
+}
