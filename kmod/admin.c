@@ -16,18 +16,9 @@ static int tenant_stats(struct gos_ioc_tenant_stats *out)
 
 static int gpu_stats(struct gos_ioc_gpu_stats *out)
 {
-	struct gos_gpu_stats st;
-	int err = gos_gpu_get_stats(gos_eng, out->gpu, &st);
-
-	if (err)
-		return err;
-	*out = (struct gos_ioc_gpu_stats) {
-		.gpu = out->gpu, .tenants = st.tenants, .outstanding_orders = st.outstanding_orders,
-		.physical = st.physical, .reserve = st.reserve, .external = st.external,
-		.capacity = st.capacity, .used = st.used, .evicting = st.evicting,
-		.waiting = st.waiting,
-	};
-	return 0;
+	if (out->pad)
+		return -EINVAL;
+	return gos_gpu_get_stats(gos_eng, out->gpu, &out->stats);
 }
 
 static int set_policy(const struct gos_ioc_tenant_policy *p)

@@ -48,16 +48,7 @@ public:
 		s.gpu = gpu;
 		if (int err = dev_.call(GOS_IOC_GPU_STATS, &s))
 			return err;
-		out = gos_gpu_stats{};
-		out.physical = s.physical;
-		out.reserve = s.reserve;
-		out.external = s.external;
-		out.capacity = s.capacity;
-		out.used = s.used;
-		out.evicting = s.evicting;
-		out.waiting = s.waiting;
-		out.tenants = s.tenants;
-		out.outstanding_orders = s.outstanding_orders;
+		out = s.stats;
 		return 0;
 	}
 	int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) override

@@ -275,7 +275,7 @@ struct gos_wire_order {
  * says when one is waiting. Closing the file, kill -9 included, releases
  * the process's buffers.
  */
-#define GOS_KABI_VERSION 2
+#define GOS_KABI_VERSION 3
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {
@@ -341,18 +341,23 @@ struct gos_ioc_tenant_stats {
 	struct gos_tenant_stats stats;	/* out */
 };
 
-struct gos_ioc_gpu_stats {
-	__u32 gpu;			/* in */
-	__u32 tenants;
-	__u32 outstanding_orders;
-	__u32 pad;
+/* The engine's own record of a GPU, as the module and the daemon read it. */
+struct gos_gpu_stats {
 	__u64 physical;
 	__u64 reserve;
-	__u64 external;
-	__u64 capacity;
-	__u64 used;
+	__u64 external;			/* used by processes outside the engine */
+	__u64 capacity;			/* physical - reserve - external */
+	__u64 used;			/* resident + in-flight bytes */
 	__u64 evicting;
 	__u64 waiting;
+	__u32 tenants;
+	__u32 outstanding_orders;
+};
+
+struct gos_ioc_gpu_stats {
+	__u32 gpu;			/* in */
+	__u32 pad;			/* in: 0 */
+	struct gos_gpu_stats stats;	/* out */
 };
 
 /* Memory used on the GPU outside the engine (NVML's view). */

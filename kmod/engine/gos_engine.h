@@ -102,18 +102,6 @@ struct gos_message {
 	u64 oversub_ns;		/* ADVICE: the tenant's time with bytes in host RAM */
 };
 
-struct gos_gpu_stats {
-	u64 physical;
-	u64 reserve;
-	u64 external;		/* used by processes outside the engine */
-	u64 capacity;		/* physical - reserve - external */
-	u64 used;		/* resident + in-flight bytes */
-	u64 evicting;
-	u64 waiting;
-	u32 tenants;
-	u32 outstanding_orders;
-};
-
 struct gos_engine;
 
 int gos_engine_create(const struct gos_config *cfg, struct gos_engine **out);

@@ -155,8 +155,20 @@ BOOST_AUTO_TEST_CASE(a_restart_loses_nothing_and_counts_nothing_twice)
 	std::uint64_t evicted_before = d.ask(GOS_REQ_REPORT, &(const gos_req_job &)gos_req_job{7},
 					     sizeof(gos_req_job))["bytes_evicted"];
 	BOOST_TEST(evicted_before > 0u);
-	// Counters are checkpointed every second; then the worst case: kill -9.
-	std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+	// Counters are checkpointed every second: once the record holds the
+	// evictions, the worst case: kill -9.
+	auto checkpointed = [&] {
+		std::ifstream in(d.state_dir + "/job-7.json");
+		json record = json::parse(in, nullptr, false);
+		if (record.is_discarded())
+			return false;	// not written yet, or caught mid-rename
+		std::uint64_t evicted = 0;
+		for (const json &g : record["gpus"])
+			evicted += g["base"]["bytes_evicted"].get<std::uint64_t>() +
+				   g["live"]["bytes_evicted"].get<std::uint64_t>();
+		return evicted >= evicted_before;
+	};
+	BOOST_REQUIRE(eventually(checkpointed, std::chrono::seconds(5)));
 	d.stop(SIGKILL);
 	d.start();
 	BOOST_TEST(a->wait_for("reregistered", std::chrono::seconds(10)) == "reregistered");

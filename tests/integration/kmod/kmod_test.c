@@ -419,9 +419,9 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
 	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_STATS, &gs));
-	EXPECT_EQ(64 * MiB, gs.physical);
-	EXPECT_EQ(48 * MiB, gs.capacity);	/* minus what others use */
-	EXPECT_EQ(2u, gs.tenants);
+	EXPECT_EQ(64 * MiB, gs.stats.physical);
+	EXPECT_EQ(48 * MiB, gs.stats.capacity);	/* minus what others use */
+	EXPECT_EQ(2u, gs.stats.tenants);
 	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_POLICY, &tp));

@@ -1,7 +1,7 @@
 // The daemon with its engine in the kernel, in process: an engine that
 // outlives the daemon object (as gpuoversub.ko outlives gpuoversubd) and
 // keeps the bindings it is told, in place of /dev/gpuoversub. The module
-// itself is tested in QEMU (tests/kmod); this is the daemon's side.
+// itself is tested in QEMU (tests/integration/kmod); this is the daemon's side.
 #define BOOST_TEST_MODULE daemon_kernel_mode
 #include <boost/test/unit_test.hpp>
 

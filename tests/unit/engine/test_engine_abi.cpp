@@ -33,6 +33,10 @@ static_assert(layout_follows_the_def(), "gos_tenant_stats does not follow tenant
 static_assert(offsetof(gos_ioc_tenant_stats, stats) == 2 * sizeof(std::uint32_t) &&
 		      sizeof(gos_ioc_tenant_stats) == offsetof(gos_ioc_tenant_stats, stats) + sizeof(gos_tenant_stats),
 	      "gos_ioc_tenant_stats has a hole");
+static_assert(offsetof(gos_ioc_gpu_stats, stats) == 2 * sizeof(std::uint32_t) &&
+		      sizeof(gos_gpu_stats) == 7 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t) &&
+		      sizeof(gos_ioc_gpu_stats) == offsetof(gos_ioc_gpu_stats, stats) + sizeof(gos_gpu_stats),
+	      "gos_ioc_gpu_stats has a hole");
 // A record read() returns is this long.
 static_assert(sizeof(gos_wire_order) == 80 && offsetof(gos_wire_order, numa_node) == 72,
 	      "gos_wire_order changed layout");
