@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "driver.hpp"
+#include "runs.hpp"
 #include "reentry.hpp"
 #include "settings.hpp"
 
@@ -60,11 +61,7 @@ void OrderExecutor::clear()
 void OrderExecutor::run()
 {
 	Reentry inside;	// nothing this thread does is the application's
-	// Nor is it part of any stream capture of the application's: in relaxed
-	// mode its frees and moves never invalidate one (documented for
-	// cuThreadExchangeStreamCaptureMode; a global capture would forbid them).
-	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
-	call_driver(&Driver::cuThreadExchangeStreamCaptureMode, &relaxed);
+	relax_capture();
 	for (;;) {
 		std::vector<gos_wire_order> batch;
 		std::uint64_t lost;
@@ -146,6 +143,7 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 	std::vector<Move> issued;
 	std::map<const Buffer *, std::unique_lock<std::mutex>> held;	// each buffer's op lock, once
 	auto start = std::chrono::steady_clock::now();
+	std::vector<Span> spans;
 	for (const gos_wire_order *o : moves) {
 		BufferRef b = registry_.by_id(o->buffer);
 		if (!b)
@@ -154,21 +152,42 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 			held.emplace(b.get(), std::unique_lock(b->op));
 		if (b->freed || b->engine_id != o->buffer)
 			continue;
-		bool evict = o->kind == GOS_ORDER_EVICT;
-		int err = b->evictable() ? placement_.place(*b, o->offset, o->length, !evict, o->numa_node) : -EINVAL;
-		issued.push_back({o, b, err});
+		issued.push_back({o, b, b->evictable() && o->offset < b->size ? 0 : -EINVAL});
+		if (!issued.back().err)
+			spans.push_back({b.get(), o->offset, std::min(o->length, b->size - o->offset),
+					 o->kind == GOS_ORDER_EVICT, o->numa_node});
 	}
-	auto issued_at = std::chrono::steady_clock::now();
-	// One wait per context's stream covers every move issued on it.
-	std::map<CUcontext, int> waited;
-	for (Move &m : issued) {
-		if (m.err)
-			continue;
-		auto it = waited.find(m.buffer->ctx);
-		if (it == waited.end())
-			it = waited.emplace(m.buffer->ctx, placement_.wait(m.buffer->ctx)).first;
-		m.err = it->second;
-	}
+	std::vector<Move *> valid;	// by span index
+	for (Move &m : issued)
+		if (!m.err)
+			valid.push_back(&m);
+	std::vector<Run> runs = plan_runs(spans, settings().evict_workers, std::max<std::uint64_t>(link_.chunk_size(), 1));
+	unsigned lanes = 0;
+	for (const Run &r : runs)
+		lanes = std::max(lanes, r.lane + 1);
+	std::mutex failed_mu;	// a span cut between lanes fails from either
+	auto failed = [&](const Run &r, int err) {
+		std::lock_guard g(failed_mu);
+		for (std::size_t i : r.spans)
+			valid[i]->err = err;
+	};
+	// Each lane issues its runs on its own stream, then waits once per
+	// context for them; a run's failure is each of its orders'.
+	lanes_.run(lanes, [&](unsigned lane) {
+		std::map<CUcontext, std::vector<const Run *>> mine;
+		for (const Run &r : runs) {
+			if (r.lane != lane)
+				continue;
+			const Buffer &b = *static_cast<const Buffer *>(r.buffer);
+			if (int err = placement_.place(b, r.offset, r.length, !r.evict, r.numa, lane, b.dead))
+				failed(r, err);
+			mine[b.ctx].push_back(&r);
+		}
+		for (const auto &[ctx, ran] : mine)
+			if (int err = placement_.wait(ctx, lane))
+				for (const Run *r : ran)
+					failed(*r, err);
+	});
 	auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
 	auto engine = link_.engine();
 	if (!engine)
@@ -199,15 +218,16 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 		for (const Move &m : issued)
 			bytes += m.order->length;
 		auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-		debug("batch of " + std::to_string(issued.size()) + " orders, " + std::to_string(bytes >> 20) +
-		      " MiB: issued in " + std::to_string(ms(start, issued_at)) + " ms, waited " +
-		      std::to_string(took.count() / 1e6 - ms(start, issued_at)) + " ms, acknowledged in " +
+		debug("batch of " + std::to_string(issued.size()) + " orders, " + std::to_string(bytes >> 20) + " MiB in " +
+		      std::to_string(runs.size()) + " runs on " + std::to_string(lanes) + " lanes: moved in " +
+		      std::to_string(took.count() / 1e6) + " ms, acknowledged in " +
 		      std::to_string(ms(start + took, std::chrono::steady_clock::now())) + " ms");
 	}
 }
 
 void OrderExecutor::fork_child()
 {
+	lanes_.fork_child();
 	orders_.clear();
 	lost_ = 0;
 	started_ = false;

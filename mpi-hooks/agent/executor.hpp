@@ -1,11 +1,13 @@
 // The agent's thread and the engine's orders: queued by the client's
-// thread, carried out here in arrival order, consecutive moves issued
-// together and waited for once, each acknowledged with its duration.
+// thread, carried out here in arrival order, consecutive moves coalesced
+// into runs and carried out by the lanes together (runs.hpp, lanes.hpp),
+// each order acknowledged with the batch's duration.
 // Between batches the thread frees deferred buffers, reports kernel
 // launches as activity, hands a lost connection to the link, and relinks
 // when the daemon is back.
 //
-// Lock: mu_ guards the queue (orders_, lost_), started_ and cv_; a leaf.
+// Lock: mu_ guards the queue (orders_, lost_), started_ and cv_; a leaf,
+// taken before the lanes' own (at fork).
 // The thread owns the rest; the counters are atomics.
 #pragma once
 
@@ -20,6 +22,7 @@
 #include "advice.hpp"
 #include "fork_safe.hpp"
 #include "frees.hpp"
+#include "lanes.hpp"
 #include "link.hpp"
 #include "placement.hpp"
 
@@ -47,8 +50,16 @@ public:
 
 	// fork(): mu_ is held across it; the child has neither the thread nor
 	// its parent's orders.
-	void fork_prepare() override { mu_.lock(); }
-	void fork_parent() override { mu_.unlock(); }
+	void fork_prepare() override
+	{
+		mu_.lock();
+		lanes_.fork_prepare();
+	}
+	void fork_parent() override
+	{
+		lanes_.fork_parent();
+		mu_.unlock();
+	}
 	void fork_child() override;
 
 private:
@@ -71,6 +82,7 @@ private:
 	std::deque<gos_wire_order> orders_;
 	std::uint64_t lost_ = 0;	// a connection that dropped, 0 when none
 	bool started_ = false;
+	Lanes lanes_;
 
 	std::atomic<std::uint64_t> evictions_{0}, returns_{0}, bytes_evicted_{0}, bytes_returned_{0};
 	static inline std::atomic<std::uint64_t> launches_{0};
