@@ -52,6 +52,15 @@ void OrderExecutor::lost(std::uint64_t connection)
 	cv_.notify_one();
 }
 
+void OrderExecutor::nudge()
+{
+	{
+		std::lock_guard q(mu_);
+		nudged_ = true;
+	}
+	cv_.notify_one();
+}
+
 void OrderExecutor::clear()
 {
 	std::lock_guard q(mu_);
@@ -67,7 +76,8 @@ void OrderExecutor::run()
 		std::uint64_t lost;
 		{
 			std::unique_lock q(mu_);
-			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
+			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || nudged_ || !orders_.empty(); });
+			nudged_ = false;
 			lost = std::exchange(lost_, 0);
 			if (!lost)
 				while (!orders_.empty() && batch.size() < max_batch) {
@@ -79,6 +89,7 @@ void OrderExecutor::run()
 			link_.lose(lost);
 		execute(batch);
 		frees_.reap();
+		reserve_.refill();
 		report_activity();
 		link_.ensure();	// relinks once the daemon is back
 	}
@@ -230,6 +241,7 @@ void OrderExecutor::fork_child()
 	lanes_.fork_child();
 	orders_.clear();
 	lost_ = 0;
+	nudged_ = false;
 	started_ = false;
 	// Made anew: the parent's thread may have been waiting on it, and a
 	// waiter that does not exist here could hold up a notification.
