@@ -182,15 +182,27 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 		for (std::size_t i : r.spans)
 			valid[i]->err = err;
 	};
-	// Each lane issues its runs on its own stream, then waits once per
-	// context for them; a run's failure is each of its orders'.
+	// Every run advised first (the driver serializes advice against
+	// migrations; placement.hpp), then each lane migrates its runs on its
+	// own stream and waits once per context; a run's failure is each of its
+	// orders'.
+	std::vector<bool> advised(runs.size());
+	for (std::size_t i = 0; i < runs.size(); i++) {
+		const Run &r = runs[i];
+		int err = placement_.place(*static_cast<const Buffer *>(r.buffer), r.offset, r.length, !r.evict, r.numa,
+					   0, false, Step::advise);
+		advised[i] = !err;
+		if (err)
+			failed(r, err);
+	}
 	lanes_.run(lanes, [&](unsigned lane) {
 		std::map<CUcontext, std::vector<const Run *>> mine;
-		for (const Run &r : runs) {
-			if (r.lane != lane)
+		for (std::size_t i = 0; i < runs.size(); i++) {
+			const Run &r = runs[i];
+			if (r.lane != lane || !advised[i])
 				continue;
 			const Buffer &b = *static_cast<const Buffer *>(r.buffer);
-			if (int err = placement_.place(b, r.offset, r.length, !r.evict, r.numa, lane, b.dead))
+			if (int err = placement_.place(b, r.offset, r.length, !r.evict, r.numa, lane, b.dead, Step::prefetch))
 				failed(r, err);
 			mine[b.ctx].push_back(&r);
 		}

@@ -28,7 +28,7 @@ int Placement::wait(CUcontext ctx, unsigned lane)
 }
 
 int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa,
-		     unsigned lane, bool dead)
+		     unsigned lane, bool dead, Step step)
 {
 	const Driver &d = driver();
 	if (offset >= b.size)
@@ -41,7 +41,7 @@ int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length
 	bool pushed = was != b.ctx && d.cuCtxPushCurrent_v2(b.ctx) == CUDA_SUCCESS;
 	if (was != b.ctx && !pushed)
 		return -EIO;
-	int result = move(b, p, length, on_device, numa, lane, dead);
+	int result = move(b, p, length, on_device, numa, lane, dead, step);
 	if (pushed) {
 		CUcontext popped;
 		d.cuCtxPopCurrent_v2(&popped);
@@ -50,7 +50,7 @@ int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length
 }
 
 int Placement::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, unsigned lane,
-		    bool dead)
+		    bool dead, Step step)
 {
 	const Driver &d = driver();
 	CUstream s = stream_for(b.ctx, lane);
@@ -60,11 +60,15 @@ int Placement::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool o
 	CUmemLocation to = on_device ? gpu
 			   : numa >= 0 ? CUmemLocation{CU_MEM_LOCATION_TYPE_HOST_NUMA, numa}
 				       : CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0};
-	CUresult r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, to);
-	if (r == CUDA_SUCCESS && !on_device)
-		r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
-	if (r != CUDA_SUCCESS)
-		return -EIO;
+	if (step != Step::prefetch) {
+		CUresult r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, to);
+		if (r == CUDA_SUCCESS && !on_device)
+			r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
+		if (r != CUDA_SUCCESS)
+			return -EIO;
+	}
+	if (step == Step::advise)
+		return 0;
 	// Dead data need not be copied: discarded and moved in one call where
 	// the driver has it and accepts it, else migrated like the rest.
 	if (dead && d.cuMemDiscardAndPrefetchBatchAsync) {

@@ -20,6 +20,12 @@
 
 namespace gos::agent {
 
+// What place() does: the advice changes the address space's policy, which
+// the UVM driver serializes against migrations (it takes the address-space
+// lock for writing, migrations for reading), so a batch advises every run
+// first and then migrates them all in parallel.
+enum class Step { advise, prefetch, both };
+
 class Placement final : public ForkSafe {
 public:
 	explicit Placement(const Link &link) : link_(link) {}
@@ -28,7 +34,7 @@ public:
 	// or to host node numa (-1: any), on lane's stream; dead: its contents
 	// need not be kept.
 	int place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa,
-		  unsigned lane = 0, bool dead = false);
+		  unsigned lane = 0, bool dead = false, Step step = Step::both);
 	// Asks the engine where each chunk of b is and puts it there.
 	int place_as_engine_says(const Buffer &b);
 	// A buffer just registered, as the engine's reply says. False when its
@@ -45,7 +51,7 @@ public:
 private:
 	CUstream stream_for(CUcontext ctx, unsigned lane);
 	int move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, unsigned lane,
-		 bool dead);
+		 bool dead, Step step);
 
 	const Link &link_;
 	std::mutex mu_;
