@@ -155,3 +155,15 @@ BOOST_AUTO_TEST_CASE(under_pressure_the_reserve_is_discarded_not_migrated)
 		BOOST_TEST(b.cmd("verify b1") == "ok");
 	}
 }
+
+BOOST_AUTO_TEST_CASE(bad_worker_counts_and_reserve_sizes_are_named_and_the_defaults_stand)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_EVICT_WORKERS", "0"}, {"GPUOVERSUB_RESERVE", "lots"}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");	// settings are read at the first allocation
+	BOOST_TEST(count(a.errors(), "GPUOVERSUB_EVICT_WORKERS=0 is not between 1 and 64; using 4") == 1u);
+	BOOST_TEST(count(a.errors(), "GPUOVERSUB_RESERVE=lots is not a size such as 256M; the reserve stays off") == 1u);
+	BOOST_REQUIRE_EQUAL(a.cmd("free a"), "ok");
+	BOOST_TEST(eventually([&] { return demand(n, 1) == 0; }));	// no reserve kept it
+}
