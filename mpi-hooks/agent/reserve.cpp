@@ -15,8 +15,8 @@ BufferRef Reserve::take(int dev, CUcontext ctx, std::uint64_t size)
 	BufferRef b;
 	{
 		std::lock_guard g(mu_);
-		wanted_[{dev, size}] = ctx;
-		auto it = blocks_.find({dev, size});
+		wanted_[{ctx, size}] = dev;
+		auto it = blocks_.find({ctx, size});
 		if (it == blocks_.end() || it->second.empty())
 			return nullptr;
 		b = it->second.back();
@@ -42,14 +42,14 @@ bool Reserve::give_back(const BufferRef &b)
 	if (held_ + b->size > bound)
 		return false;
 	b->dead = true;
-	blocks_[{b->dev, b->size}].push_back(b);
+	blocks_[{b->ctx, b->size}].push_back(b);
 	held_ += b->size;
 	return true;
 }
 
 // Registered and placed like any allocation (Agent::registered puts it on
 // the device), then waited for, so that what the reserve offers is resident.
-BufferRef Reserve::make_block(int dev, CUcontext ctx, std::uint64_t size)
+BufferRef Reserve::make_block(CUcontext ctx, int dev, std::uint64_t size)
 {
 	const Driver &d = driver();
 	if (d.cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS)
@@ -77,21 +77,21 @@ void Reserve::refill()
 	std::uint64_t bound = settings().reserve_bytes;
 	if (!bound || !link_.engine())
 		return;
-	std::vector<std::pair<Size, CUcontext>> missing;
+	std::vector<std::pair<Size, int>> missing;
 	{
 		std::lock_guard g(mu_);
-		for (const auto &[size, ctx] : wanted_)
+		for (const auto &[size, dev] : wanted_)
 			if (blocks_[size].empty())
-				missing.emplace_back(size, ctx);
+				missing.emplace_back(size, dev);
 	}
-	for (const auto &[size, ctx] : missing) {
+	for (const auto &[size, dev] : missing) {
 		{
 			std::lock_guard g(mu_);
 			if (held_ + size.second > bound)
 				continue;
 			held_ += size.second;	// spoken for while it is made
 		}
-		BufferRef b = make_block(size.first, ctx, size.second);
+		BufferRef b = make_block(size.first, dev, size.second);
 		std::lock_guard g(mu_);
 		if (b)
 			blocks_[size].push_back(b);
@@ -107,8 +107,8 @@ std::uint64_t Reserve::bytes(int dev)
 	std::lock_guard g(mu_);
 	std::uint64_t sum = 0;
 	for (const auto &[size, blocks] : blocks_)
-		if (size.first == dev)
-			sum += size.second * blocks.size();
+		for (const BufferRef &b : blocks)
+			sum += b->dev == dev ? b->size : 0;
 	return sum;
 }
 

@@ -37,8 +37,8 @@ public:
 	{
 	}
 
-	// A block of exactly size on dev, now the application's; null when
-	// there is none. The size is kept in stock from now on.
+	// A block of exactly size in ctx (on dev), now the application's; null
+	// when there is none. The size is kept in stock from now on.
 	BufferRef take(int dev, CUcontext ctx, std::uint64_t size);
 	// b, which the application frees, kept in the reserve when there is
 	// room: true, and b stays registered. b must not be in the reserve.
@@ -54,16 +54,16 @@ public:
 	void fork_child() override;
 
 private:
-	using Size = std::pair<int, std::uint64_t>;	// device, bytes
+	using Size = std::pair<CUcontext, std::uint64_t>;	// a block's context and bytes
 
-	BufferRef make_block(int dev, CUcontext ctx, std::uint64_t size);
+	BufferRef make_block(CUcontext ctx, int dev, std::uint64_t size);
 
 	Registry &registry_;
 	Link &link_;
 	Placement &placement_;
 	std::mutex mu_;
 	std::map<Size, std::vector<BufferRef>> blocks_;
-	std::map<Size, CUcontext> wanted_;
+	std::map<Size, int> wanted_;	// the device of each
 	std::uint64_t held_ = 0;
 };
 
