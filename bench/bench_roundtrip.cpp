@@ -53,34 +53,55 @@ void recv_all(int fd, void *p, std::size_t n)
 }
 
 // The floor any daemon round trip pays: a request over a Unix socket to
-// another thread and a reply of the daemon's reply size.
-double echo_us(int reps)
-{
-	int sv[2];
-	if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-		throw std::runtime_error("socketpair");
-	const std::size_t req = sizeof(gos_wire_hdr) + sizeof(gos_req_alloc);
-	const std::size_t rep = sizeof(gos_wire_hdr) + sizeof(gos_reply) + sizeof(gos_rep_alloc);
-	std::thread server([&] {
-		std::vector<char> in(req), out(rep);
-		for (int i = 0; i < reps; i++) {
-			recv_all(sv[1], in.data(), req);
-			send_all(sv[1], out.data(), rep);
+// another process, as the daemon is, and a reply of the daemon's reply
+// size. (An echo thread of this process was the baseline before: the
+// scheduler wakes it on this CPU, while the daemon wakes on the other, and
+// on this 2-CPU VM the cross-CPU wakeup alone made the round trip 4-5x the
+// thread's echo; pinned to one CPU it was 0.9x.) Timed one round at a
+// time, interleaved with the daemon's, so that both see the same load.
+class Echo {
+public:
+	Echo()
+	{
+		if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv_) != 0)
+			throw std::runtime_error("socketpair");
+		server_ = ::fork();
+		if (server_ < 0)
+			throw std::runtime_error("fork");
+		if (server_ == 0) {
+			::close(sv_[0]);
+			std::vector<char> in(req), out(rep);
+			try {
+				for (;;) {
+					recv_all(sv_[1], in.data(), req);
+					send_all(sv_[1], out.data(), rep);
+				}
+			} catch (const std::exception &) {
+				::_exit(0);	// the client closed its end
+			}
 		}
-	});
-	std::vector<char> in(rep), out(req);
-	std::vector<double> t;
-	for (int i = 0; i < reps; i++) {
-		auto start = clock_type::now();
-		send_all(sv[0], out.data(), req);
-		recv_all(sv[0], in.data(), rep);
-		t.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - start).count());
+		::close(sv_[1]);
 	}
-	server.join();
-	::close(sv[0]);
-	::close(sv[1]);
-	return median(t);
-}
+	~Echo()
+	{
+		::close(sv_[0]);
+		::waitpid(server_, nullptr, 0);
+	}
+	double once_us()
+	{
+		std::vector<char> in(rep), out(req);
+		auto start = clock_type::now();
+		send_all(sv_[0], out.data(), req);
+		recv_all(sv_[0], in.data(), rep);
+		return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+	}
+
+private:
+	static constexpr std::size_t req = sizeof(gos_wire_hdr) + sizeof(gos_req_alloc);
+	static constexpr std::size_t rep = sizeof(gos_wire_hdr) + sizeof(gos_reply) + sizeof(gos_rep_alloc);
+	int sv_[2];
+	pid_t server_;
+};
 
 std::string tmpdir()
 {
@@ -156,8 +177,10 @@ int main(int argc, char **argv)
 		if (agent.call(GOS_REQ_HELLO, hello).status)
 			throw std::runtime_error("hello failed");
 		const int reps = 20000;
-		std::vector<double> t;
+		std::vector<double> t, echo;
+		Echo echoer;
 		for (int i = 0; i < reps; i++) {
+			echo.push_back(echoer.once_us());
 			gos_req_alloc req{0, 8, 0, 0, 2 << 20};
 			auto start = clock_type::now();
 			auto rep = agent.call(GOS_REQ_ALLOC, req);
@@ -167,7 +190,12 @@ int main(int argc, char **argv)
 			gos_req_buffer f{a.buffer};
 			agent.call(GOS_REQ_FREE, f);
 		}
-		double ours = median(t), base = echo_us(reps);
+		// The paired ratio: each round trip against the echo just before it,
+		// which saw the same load.
+		std::vector<double> ratios;
+		for (std::size_t i = 0; i < t.size(); i++)
+			ratios.push_back(t[i] / echo[i]);
+		double ours = median(t), base = median(echo), ratio = median(ratios);
 		char row[512];
 		std::ostringstream s;
 		char day[32];
@@ -175,10 +203,12 @@ int main(int argc, char **argv)
 		std::strftime(day, sizeof day, "%Y-%m-%d", std::gmtime(&now));
 		s << "## Agent-to-daemon round trip, " << day << "\n\n"
 		  << "Machine: " << std::thread::hardware_concurrency() << " CPUs (the engine section names the model). "
-		  << "Real gpuoversubd (userspace engine, simulated GPU), 2 MiB allocations, " << reps << " round trips; medians.\n\n"
+		  << "Real gpuoversubd (userspace engine, simulated GPU), 2 MiB allocations, " << reps
+		  << " round trips, each after one echo round trip, so that both see the same load; medians, the ratio "
+		  << "the median of the paired ratios.\n\n"
 		  << "| Measure | Figure | Baseline in the same run | Ratio | Target |\n|---|---|---|---|---|\n";
-		std::snprintf(row, sizeof row, "| Alloc round trip | %.1f us | %.1f us Unix-socket echo of the same bytes | %.2fx | <= 15 us: %s |\n\n",
-			      ours, base, ours / base, ours <= 15 ? "meets target" : "MISSES target");
+		std::snprintf(row, sizeof row, "| Alloc round trip | %.1f us | %.1f us Unix-socket echo of the same bytes | %.2fx | <= 1.2x: %s |\n\n",
+			      ours, base, ratio, ratio <= 1.2 ? "meets target" : "MISSES target");
 		s << row;
 		std::fputs(s.str().c_str(), stdout);
 		if (!results.empty())

@@ -12,14 +12,16 @@
 //   DeferredFrees  buffers freed on a stream, freed when it gets there
 //   PoolBook       the application's memory pools, which of them are replaceable
 //   OrderExecutor  the agent's thread: the order queue, batches, activity
+//   Lanes          the executor's workers, one stream each (inside OrderExecutor)
+//   Reserve        device-resident blocks kept ready for allocations
 //
 // Lock order: a thread holding one of these takes only those further down.
 //   1. Advice::mu_         the application's advice callback runs under it
 //   2. Link::mu_           connecting; the hello and re-registration run under it
 //   3. Buffer::op          one at a time, but for the executor's batch
 //   4. the leaves, never nested: Link::client_mu_, Registry::mu_,
-//      OrderExecutor::mu_, Placement::mu_, DeferredFrees::mu_, RankFacts::mu_,
-//      PoolBook::mu_
+//      OrderExecutor::mu_ (then Lanes::mu_, at fork only), Placement::mu_,
+//      DeferredFrees::mu_, RankFacts::mu_, PoolBook::mu_, Reserve::mu_
 // The engine client's own locks come after all of these, and its threads
 // take none but OrderExecutor::mu_ (orders, a lost connection). Driver
 // calls made under any of them never come back into the agent: the hooks
@@ -42,6 +44,7 @@
 #include "pools.hpp"
 #include "ranks.hpp"
 #include "registry.hpp"
+#include "reserve.hpp"
 
 namespace gos::agent {
 
@@ -105,11 +108,12 @@ private:
 	Placement placement_{link_};
 	Advice advice_{registry_, link_, ranks_};
 	DeferredFrees frees_{link_};
-	OrderExecutor executor_{registry_, link_, placement_, advice_, frees_};
+	Reserve reserve_{registry_, link_, placement_};
+	OrderExecutor executor_{registry_, link_, placement_, advice_, frees_, reserve_};
 	PoolBook pools_;
 	// Lock order for fork (see above).
-	const std::array<ForkSafe *, 7> fork_order_{&link_,  &registry_, &executor_, &placement_,
-						    &frees_, &ranks_,	 &pools_};
+	const std::array<ForkSafe *, 8> fork_order_{&link_,  &registry_, &executor_, &placement_,
+						    &frees_, &ranks_,	 &pools_,    &reserve_};
 };
 
 } // namespace gos::agent

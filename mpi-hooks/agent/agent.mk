@@ -27,3 +27,6 @@ install-agent: $(AGENT_LIB)
 	install -m 0755 $(AGENT_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/tenant_stats.def include/gpuoversub/gpuoversub.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/
+
+# The batch planner is pure and tested on its own.
+$(BUILD)/tests/unit/agent/test_runs: $(BUILD)/mpi-hooks/agent/runs.o

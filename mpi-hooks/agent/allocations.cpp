@@ -83,6 +83,14 @@ CUresult Agent::allocate(CUdeviceptr *dptr, std::size_t size, Want want, unsigne
 	Backing backing = want == Want::app_managed			  ? Backing::app_managed
 			  : want == Want::evictable && link_.manages(dev) ? Backing::managed
 									  : Backing::device;
+	if (backing == Backing::managed && settings().reserve_bytes) {
+		BufferRef b = reserve_.take(dev, ctx, size);
+		executor_.nudge();	// a block of this size for the next one
+		if (b) {
+			*dptr = b->base;
+			return CUDA_SUCCESS;
+		}
+	}
 	CUresult r = backing == Backing::app_managed ? d.cuMemAllocManaged(dptr, size, managed_flags)
 		     : backing == Backing::managed    ? d.cuMemAllocManaged(dptr, size, CU_MEM_ATTACH_GLOBAL)
 						      : d.cuMemAlloc_v2(dptr, size);
@@ -165,6 +173,12 @@ CUresult Agent::after_free(const BufferRef &b, CUresult r)
 CUresult Agent::release(CUdeviceptr dptr)
 {
 	const Driver &d = driver();
+	if (BufferRef kept = dptr ? registry_.find(dptr, false) : nullptr) {
+		if (kept->dead)
+			return CUDA_ERROR_INVALID_VALUE;	// freed already: the reserve's now
+		if (reserve_.give_back(kept))
+			return CUDA_SUCCESS;
+	}
 	BufferRef b = dptr ? registry_.take(dptr, false) : nullptr;
 	if (!b)
 		return d.cuMemFree_v2(dptr);
@@ -240,7 +254,8 @@ CUresult Agent::mem_info(std::size_t *free_bytes, std::size_t *total_bytes)
 	    engine->meminfo(static_cast<std::uint32_t>(dev), info) != 0)
 		return driver().cuMemGetInfo_v2(free_bytes, total_bytes);
 	*total_bytes = info.allowed;
-	*free_bytes = headroom(info);
+	// The reserve is the job's memory but this process's to use.
+	*free_bytes = std::min<std::uint64_t>(headroom(info) + reserve_.bytes(dev), info.allowed);
 	return CUDA_SUCCESS;
 }
 

@@ -45,6 +45,7 @@ Driver load()
 #undef ENTRY
 	resolve(lib, d.cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
 	resolve(lib, d.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+	resolve(lib, d.cuMemDiscardAndPrefetchBatchAsync, "cuMemDiscardAndPrefetchBatchAsync");
 	d.loaded = ok;
 	return d;
 }

@@ -29,6 +29,8 @@ struct Driver {
 	// Optional: drivers before CUDA 11.2 lack them, and the agent copes.
 	decltype(&::cuDeviceGetDefaultMemPool) cuDeviceGetDefaultMemPool = nullptr;
 	decltype(&::cuThreadExchangeStreamCaptureMode) cuThreadExchangeStreamCaptureMode = nullptr;
+	// CUDA 13: dead data moves without a copy; without it, it is migrated.
+	decltype(&::cuMemDiscardAndPrefetchBatchAsync) cuMemDiscardAndPrefetchBatchAsync = nullptr;
 	bool loaded = false;	// libcuda.so.1 and what the agent itself needs were found
 };
 

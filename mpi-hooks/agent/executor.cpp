@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "driver.hpp"
+#include "runs.hpp"
 #include "reentry.hpp"
 #include "settings.hpp"
 
@@ -51,6 +52,15 @@ void OrderExecutor::lost(std::uint64_t connection)
 	cv_.notify_one();
 }
 
+void OrderExecutor::nudge()
+{
+	{
+		std::lock_guard q(mu_);
+		nudged_ = true;
+	}
+	cv_.notify_one();
+}
+
 void OrderExecutor::clear()
 {
 	std::lock_guard q(mu_);
@@ -60,17 +70,14 @@ void OrderExecutor::clear()
 void OrderExecutor::run()
 {
 	Reentry inside;	// nothing this thread does is the application's
-	// Nor is it part of any stream capture of the application's: in relaxed
-	// mode its frees and moves never invalidate one (documented for
-	// cuThreadExchangeStreamCaptureMode; a global capture would forbid them).
-	CUstreamCaptureMode relaxed = CU_STREAM_CAPTURE_MODE_RELAXED;
-	call_driver(&Driver::cuThreadExchangeStreamCaptureMode, &relaxed);
+	relax_capture();
 	for (;;) {
 		std::vector<gos_wire_order> batch;
 		std::uint64_t lost;
 		{
 			std::unique_lock q(mu_);
-			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || !orders_.empty(); });
+			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || nudged_ || !orders_.empty(); });
+			nudged_ = false;
 			lost = std::exchange(lost_, 0);
 			if (!lost)
 				while (!orders_.empty() && batch.size() < max_batch) {
@@ -82,6 +89,7 @@ void OrderExecutor::run()
 			link_.lose(lost);
 		execute(batch);
 		frees_.reap();
+		reserve_.refill();
 		report_activity();
 		link_.ensure();	// relinks once the daemon is back
 	}
@@ -146,6 +154,7 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 	std::vector<Move> issued;
 	std::map<const Buffer *, std::unique_lock<std::mutex>> held;	// each buffer's op lock, once
 	auto start = std::chrono::steady_clock::now();
+	std::vector<Span> spans;
 	for (const gos_wire_order *o : moves) {
 		BufferRef b = registry_.by_id(o->buffer);
 		if (!b)
@@ -154,21 +163,54 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 			held.emplace(b.get(), std::unique_lock(b->op));
 		if (b->freed || b->engine_id != o->buffer)
 			continue;
-		bool evict = o->kind == GOS_ORDER_EVICT;
-		int err = b->evictable() ? placement_.place(*b, o->offset, o->length, !evict, o->numa_node) : -EINVAL;
-		issued.push_back({o, b, err});
+		issued.push_back({o, b, b->evictable() && o->offset < b->size ? 0 : -EINVAL});
+		if (!issued.back().err)
+			spans.push_back({b.get(), o->offset, std::min(o->length, b->size - o->offset),
+					 o->kind == GOS_ORDER_EVICT, o->numa_node});
 	}
-	auto issued_at = std::chrono::steady_clock::now();
-	// One wait per context's stream covers every move issued on it.
-	std::map<CUcontext, int> waited;
-	for (Move &m : issued) {
-		if (m.err)
-			continue;
-		auto it = waited.find(m.buffer->ctx);
-		if (it == waited.end())
-			it = waited.emplace(m.buffer->ctx, placement_.wait(m.buffer->ctx)).first;
-		m.err = it->second;
+	std::vector<Move *> valid;	// by span index
+	for (Move &m : issued)
+		if (!m.err)
+			valid.push_back(&m);
+	std::vector<Run> runs = plan_runs(spans, settings().evict_workers, std::max<std::uint64_t>(link_.chunk_size(), 1));
+	unsigned lanes = 0;
+	for (const Run &r : runs)
+		lanes = std::max(lanes, r.lane + 1);
+	std::mutex failed_mu;	// a span cut between lanes fails from either
+	auto failed = [&](const Run &r, int err) {
+		std::lock_guard g(failed_mu);
+		for (std::size_t i : r.spans)
+			valid[i]->err = err;
+	};
+	// Every run advised first (the driver serializes advice against
+	// migrations; placement.hpp), then each lane migrates its runs on its
+	// own stream and waits once per context; a run's failure is each of its
+	// orders'.
+	std::vector<bool> advised(runs.size());
+	for (std::size_t i = 0; i < runs.size(); i++) {
+		const Run &r = runs[i];
+		int err = placement_.place(*static_cast<const Buffer *>(r.buffer), r.offset, r.length, !r.evict, r.numa,
+					   0, false, Step::advise);
+		advised[i] = !err;
+		if (err)
+			failed(r, err);
 	}
+	lanes_.run(lanes, [&](unsigned lane) {
+		std::map<CUcontext, std::vector<const Run *>> mine;
+		for (std::size_t i = 0; i < runs.size(); i++) {
+			const Run &r = runs[i];
+			if (r.lane != lane || !advised[i])
+				continue;
+			const Buffer &b = *static_cast<const Buffer *>(r.buffer);
+			if (int err = placement_.place(b, r.offset, r.length, !r.evict, r.numa, lane, b.dead, Step::prefetch))
+				failed(r, err);
+			mine[b.ctx].push_back(&r);
+		}
+		for (const auto &[ctx, ran] : mine)
+			if (int err = placement_.wait(ctx, lane))
+				for (const Run *r : ran)
+					failed(*r, err);
+	});
 	auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
 	auto engine = link_.engine();
 	if (!engine)
@@ -199,17 +241,19 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 		for (const Move &m : issued)
 			bytes += m.order->length;
 		auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-		debug("batch of " + std::to_string(issued.size()) + " orders, " + std::to_string(bytes >> 20) +
-		      " MiB: issued in " + std::to_string(ms(start, issued_at)) + " ms, waited " +
-		      std::to_string(took.count() / 1e6 - ms(start, issued_at)) + " ms, acknowledged in " +
+		debug("batch of " + std::to_string(issued.size()) + " orders, " + std::to_string(bytes >> 20) + " MiB in " +
+		      std::to_string(runs.size()) + " runs on " + std::to_string(lanes) + " lanes: moved in " +
+		      std::to_string(took.count() / 1e6) + " ms, acknowledged in " +
 		      std::to_string(ms(start + took, std::chrono::steady_clock::now())) + " ms");
 	}
 }
 
 void OrderExecutor::fork_child()
 {
+	lanes_.fork_child();
 	orders_.clear();
 	lost_ = 0;
+	nudged_ = false;
 	started_ = false;
 	// Made anew: the parent's thread may have been waiting on it, and a
 	// waiter that does not exist here could hold up a notification.

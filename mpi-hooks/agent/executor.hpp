@@ -1,11 +1,13 @@
 // The agent's thread and the engine's orders: queued by the client's
-// thread, carried out here in arrival order, consecutive moves issued
-// together and waited for once, each acknowledged with its duration.
-// Between batches the thread frees deferred buffers, reports kernel
+// thread, carried out here in arrival order, consecutive moves coalesced
+// into runs and carried out by the lanes together (runs.hpp, lanes.hpp),
+// each order acknowledged with the batch's duration.
+// Between batches the thread frees deferred buffers, refills the reserve, reports kernel
 // launches as activity, hands a lost connection to the link, and relinks
 // when the daemon is back.
 //
-// Lock: mu_ guards the queue (orders_, lost_), started_ and cv_; a leaf.
+// Lock: mu_ guards the queue (orders_, lost_, nudged_), started_ and cv_; a leaf,
+// taken before the lanes' own (at fork).
 // The thread owns the rest; the counters are atomics.
 #pragma once
 
@@ -20,15 +22,19 @@
 #include "advice.hpp"
 #include "fork_safe.hpp"
 #include "frees.hpp"
+#include "lanes.hpp"
 #include "link.hpp"
 #include "placement.hpp"
+#include "reserve.hpp"
 
 namespace gos::agent {
 
 class OrderExecutor final : public ForkSafe {
 public:
-	OrderExecutor(Registry &registry, Link &link, Placement &placement, Advice &advice, DeferredFrees &frees)
-		: registry_(registry), link_(link), placement_(placement), advice_(advice), frees_(frees)
+	OrderExecutor(Registry &registry, Link &link, Placement &placement, Advice &advice, DeferredFrees &frees,
+		      Reserve &reserve)
+		: registry_(registry), link_(link), placement_(placement), advice_(advice), frees_(frees),
+		  reserve_(reserve)
 	{
 	}
 
@@ -36,6 +42,7 @@ public:
 	void post(const gos_wire_order &o);
 	void lost(std::uint64_t connection);	// the thread tells the link
 	void clear();	// the orders queued are for an engine that is gone
+	void nudge();	// the reserve wants refilling now
 
 	// One more kernel launch: a relaxed increment, nothing else.
 	static void count_launch() { launches_.fetch_add(1, std::memory_order_relaxed); }
@@ -47,8 +54,16 @@ public:
 
 	// fork(): mu_ is held across it; the child has neither the thread nor
 	// its parent's orders.
-	void fork_prepare() override { mu_.lock(); }
-	void fork_parent() override { mu_.unlock(); }
+	void fork_prepare() override
+	{
+		mu_.lock();
+		lanes_.fork_prepare();
+	}
+	void fork_parent() override
+	{
+		lanes_.fork_parent();
+		mu_.unlock();
+	}
 	void fork_child() override;
 
 private:
@@ -65,12 +80,15 @@ private:
 	Placement &placement_;
 	Advice &advice_;
 	DeferredFrees &frees_;
+	Reserve &reserve_;
 
 	std::mutex mu_;
 	std::condition_variable cv_;
 	std::deque<gos_wire_order> orders_;
 	std::uint64_t lost_ = 0;	// a connection that dropped, 0 when none
 	bool started_ = false;
+	bool nudged_ = false;
+	Lanes lanes_;
 
 	std::atomic<std::uint64_t> evictions_{0}, returns_{0}, bytes_evicted_{0}, bytes_returned_{0};
 	static inline std::atomic<std::uint64_t> launches_{0};

@@ -7,27 +7,28 @@
 
 namespace gos::agent {
 
-// The agent's stream in ctx, which must be current when it is made.
-CUstream Placement::stream_for(CUcontext ctx)
+// The agent's stream for lane in ctx, which must be current when it is made.
+CUstream Placement::stream_for(CUcontext ctx, unsigned lane)
 {
 	std::lock_guard g(mu_);
-	auto it = streams_.find(ctx);
+	auto it = streams_.find({ctx, lane});
 	if (it != streams_.end())
 		return it->second;
 	CUstream s = nullptr;
 	if (driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
 		return nullptr;
-	streams_[ctx] = s;
+	streams_[{ctx, lane}] = s;
 	return s;
 }
 
-int Placement::wait(CUcontext ctx)
+int Placement::wait(CUcontext ctx, unsigned lane)
 {
-	CUstream s = stream_for(ctx);
+	CUstream s = stream_for(ctx, lane);
 	return s && driver().cuStreamSynchronize(s) == CUDA_SUCCESS ? 0 : -EIO;
 }
 
-int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa)
+int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa,
+		     unsigned lane, bool dead, Step step)
 {
 	const Driver &d = driver();
 	if (offset >= b.size)
@@ -40,7 +41,7 @@ int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length
 	bool pushed = was != b.ctx && d.cuCtxPushCurrent_v2(b.ctx) == CUDA_SUCCESS;
 	if (was != b.ctx && !pushed)
 		return -EIO;
-	int result = move(b, p, length, on_device, numa);
+	int result = move(b, p, length, on_device, numa, lane, dead, step);
 	if (pushed) {
 		CUcontext popped;
 		d.cuCtxPopCurrent_v2(&popped);
@@ -48,28 +49,34 @@ int Placement::place(const Buffer &b, std::uint64_t offset, std::uint64_t length
 	return result;
 }
 
-int Placement::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa)
+int Placement::move(const Buffer &b, CUdeviceptr p, std::uint64_t length, bool on_device, int numa, unsigned lane,
+		    bool dead, Step step)
 {
 	const Driver &d = driver();
-	CUstream s = stream_for(b.ctx);
+	CUstream s = stream_for(b.ctx, lane);
 	if (!s)
 		return -EIO;
 	CUmemLocation gpu{CU_MEM_LOCATION_TYPE_DEVICE, b.dev};
-	CUmemLocation host = numa >= 0 ? CUmemLocation{CU_MEM_LOCATION_TYPE_HOST_NUMA, numa}
+	CUmemLocation to = on_device ? gpu
+			   : numa >= 0 ? CUmemLocation{CU_MEM_LOCATION_TYPE_HOST_NUMA, numa}
 				       : CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0};
-	CUresult r;
-	if (on_device) {
-		r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, gpu);
-		if (r == CUDA_SUCCESS)
-			r = d.cuMemPrefetchAsync_v2(p, length, gpu, 0, s);
-	} else {
-		r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
-		if (r == CUDA_SUCCESS)
+	if (step != Step::prefetch) {
+		CUresult r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, to);
+		if (r == CUDA_SUCCESS && !on_device)
 			r = d.cuMemAdvise_v2(p, length, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu);
-		if (r == CUDA_SUCCESS)
-			r = d.cuMemPrefetchAsync_v2(p, length, host, 0, s);
+		if (r != CUDA_SUCCESS)
+			return -EIO;
 	}
-	return r == CUDA_SUCCESS ? 0 : -EIO;
+	if (step == Step::advise)
+		return 0;
+	// Dead data need not be copied: discarded and moved in one call where
+	// the driver has it and accepts it, else migrated like the rest.
+	if (dead && d.cuMemDiscardAndPrefetchBatchAsync) {
+		std::size_t size = length, index = 0;
+		if (d.cuMemDiscardAndPrefetchBatchAsync(&p, &size, 1, &to, &index, 1, 0, s) == CUDA_SUCCESS)
+			return 0;
+	}
+	return d.cuMemPrefetchAsync_v2(p, length, to, 0, s) == CUDA_SUCCESS ? 0 : -EIO;
 }
 
 // Chunks on the device or being evicted stay on the device; the rest go to

@@ -58,6 +58,7 @@ struct Buffer {
 	std::vector<PriorityRange> ranges;	// under op; sent on registration
 	bool pinned = false;		// given priority 0 on advice; the agent's thread's
 	bool registered = false;	// under op: an engine has known it (a later one is told so)
+	std::atomic<bool> dead{false};	// in the agent's reserve, its contents of no use; written under op
 
 	bool evictable() const { return backing == Backing::managed || backing == Backing::app_managed; }
 };

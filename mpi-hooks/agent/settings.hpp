@@ -20,6 +20,8 @@ struct Settings {
 	bool inline_prefetch = true;		// GPUOVERSUB_ALLOC_PREFETCH=inline|deferred
 	bool evictable_pools = true;		// GPUOVERSUB_POOLS=evictable|device
 	bool ipc_device = false;		// GPUOVERSUB_IPC=device: no managed memory, so CUDA IPC works
+	unsigned evict_workers = 4;		// GPUOVERSUB_EVICT_WORKERS (1-64): threads moving one batch
+	std::uint64_t reserve_bytes = 0;	// GPUOVERSUB_RESERVE: device-resident memory kept ready; 0 = off
 	std::uint64_t job_id = 0;		// SLURM_JOB_ID
 	int rank = -1;				// SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMIX_RANK
 	int local_rank = -1;

@@ -5,8 +5,10 @@
 // events and capture. Every call that matters for placement is logged
 // (FAKECUDA_LOG).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "cost.hpp"
 #include "device_state.hpp"
 #include "fake_api.hpp"
 #include "memory.hpp"
@@ -206,6 +208,7 @@ FAKE_API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t len, CUmem_advise advice,
 	case CU_MEM_ADVISE_UNSET_READ_MOSTLY: r = result(check_range(dptr(p), len, false)); break;
 	default: r = CUDA_ERROR_INVALID_VALUE;
 	}
+	pay(Op::advise, 0);
 	log_call("cuMemAdvise %#llx %zu advice=%d loc=%s/%d -> %d", static_cast<unsigned long long>(p), len,
 		 static_cast<int>(advice), location_name(loc), loc.id, r);
 	return r;
@@ -214,7 +217,9 @@ FAKE_API CUresult cuMemAdvise_v2(CUdeviceptr p, size_t len, CUmem_advise advice,
 FAKE_API CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned int flags, CUstream)
 {
 	Where to = location_of(loc);
-	CUresult r = flags || to == Where::none ? CUDA_ERROR_INVALID_VALUE : result(prefetch(dptr(p), len, to));
+	std::uint64_t moved = 0;
+	CUresult r = flags || to == Where::none ? CUDA_ERROR_INVALID_VALUE : result(prefetch(dptr(p), len, to, &moved));
+	pay(Op::prefetch, moved);
 	log_call("cuMemPrefetch %#llx %zu to=%s -> %d", static_cast<unsigned long long>(p), len, place_name(to), r);
 	return r;
 }
@@ -223,6 +228,35 @@ FAKE_API CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLoc
 					     CUstream s)
 {
 	return cuMemPrefetchAsync_v2(p, len, loc, flags, s);
+}
+
+// CUDA 13's batched discard (cuda.h): the contents of each range become
+// indeterminate and, with the prefetch, the range moves without a copy:
+// the model charges the discard per byte and the prefetch per call only.
+// Documented: flags must be 0, the legacy stream is refused, and ranges
+// are managed memory. FAKECUDA_NO_DISCARD=1 plays a driver that refuses it
+// (CUDA_ERROR_NOT_SUPPORTED), as one without concurrent managed access does.
+FAKE_API CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *dptrs, size_t *sizes, size_t count,
+						    CUmemLocation *locs, size_t *loc_idxs, size_t nlocs,
+						    unsigned long long flags, CUstream s)
+{
+	const char *no = std::getenv("FAKECUDA_NO_DISCARD");
+	CUresult r = CUDA_SUCCESS;
+	if (no && !std::strcmp(no, "1"))
+		r = CUDA_ERROR_NOT_SUPPORTED;
+	else if (!dptrs || !sizes || !count || !locs || !loc_idxs || nlocs != 1 || loc_idxs[0] != 0 || flags ||
+		 s == CU_STREAM_LEGACY || !s || location_of(locs[0]) == Where::none)
+		r = CUDA_ERROR_INVALID_VALUE;	// the fake takes one location for the whole batch
+	for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++) {
+		r = result(discard(dptr(dptrs[i]), sizes[i]));
+		if (r == CUDA_SUCCESS)
+			r = result(prefetch(dptr(dptrs[i]), sizes[i], location_of(locs[0])));
+		pay(Op::discard, sizes[i]);
+		pay(Op::prefetch, 0);
+	}
+	log_call("cuMemDiscardAndPrefetchBatch %zu ranges to=%s -> %d", count,
+		 locs && nlocs ? place_name(location_of(locs[0])) : "none", r);
+	return r;
 }
 
 // ---- data: first touch of managed pages populates them. Synchronous

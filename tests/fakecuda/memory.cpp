@@ -63,9 +63,11 @@ int map_pages(std::uint64_t size, std::uint64_t &ptr)
 	return CUDA_SUCCESS;
 }
 
-// Moves pages [first, last) of a to `to`, charging the device. Caller holds mu.
-void move_pages(Allocation &a, std::size_t first, std::size_t last, Where to)
+// Moves pages [first, last) of a to `to`, charging the device; the bytes
+// that changed place. Caller holds mu.
+std::uint64_t move_pages(Allocation &a, std::size_t first, std::size_t last, Where to)
 {
+	std::uint64_t moved = 0;
 	std::uint64_t gained = 0, lost = 0;
 	for (std::size_t i = first; i < last; i++) {
 		if (a.where[i] == to)
@@ -75,11 +77,13 @@ void move_pages(Allocation &a, std::size_t first, std::size_t last, Where to)
 		if (to == Where::device)
 			gained += page;
 		a.where[i] = to;
+		moved += page;
 	}
 	if (lost)
 		discharge(a.dev, lost);
 	if (gained)
 		charge(a.dev, gained, false);
+	return moved;
 }
 
 std::pair<std::size_t, std::size_t> pages_of(const std::pair<const std::uint64_t, Allocation> &a, std::uint64_t ptr,
@@ -173,7 +177,7 @@ int check_range(std::uint64_t ptr, std::uint64_t len, bool write)
 	return vmm_check_access(ptr, len, write);
 }
 
-int prefetch(std::uint64_t ptr, std::uint64_t len, Where to)
+int prefetch(std::uint64_t ptr, std::uint64_t len, Where to, std::uint64_t *moved)
 {
 	{
 		std::lock_guard g(mu);
@@ -182,10 +186,24 @@ int prefetch(std::uint64_t ptr, std::uint64_t len, Where to)
 		    ptr + len > it->first + it->second.size)
 			return CUDA_ERROR_INVALID_VALUE;
 		auto [first, last] = pages_of(*it, ptr, len);
-		move_pages(it->second, first, last, to);
+		std::uint64_t n = move_pages(it->second, first, last, to);
+		if (moved)
+			*moved = n;
 	}
 	if (std::uint64_t ms = prefetch_delay_ms())
 		usleep(static_cast<useconds_t>(ms * 1000));
+	return CUDA_SUCCESS;
+}
+
+// The contents become indeterminate (cuda.h): the fake scribbles over them,
+// so that a test reading data discarded while live sees it.
+int discard(std::uint64_t ptr, std::uint64_t len)
+{
+	std::lock_guard g(mu);
+	auto it = holding(ptr);
+	if (it == allocations.end() || it->second.kind != Kind::managed || ptr + len > it->first + it->second.size)
+		return CUDA_ERROR_INVALID_VALUE;
+	std::memset(reinterpret_cast<void *>(ptr), 0xdd, len);
 	return CUDA_SUCCESS;
 }
 

@@ -30,7 +30,9 @@ bool is_managed(std::uint64_t ptr);
 // [ptr, ptr + len) must lie inside one allocation, or inside mapped and
 // accessible ranges of a reservation (vmm.cpp); write: it is written.
 int check_range(std::uint64_t ptr, std::uint64_t len, bool write);
-int prefetch(std::uint64_t ptr, std::uint64_t len, Where to);
+// moved: set to the bytes that changed place.
+int prefetch(std::uint64_t ptr, std::uint64_t len, Where to, std::uint64_t *moved = nullptr);
+int discard(std::uint64_t ptr, std::uint64_t len);	// managed memory only
 int prefer(std::uint64_t ptr, std::uint64_t len, Where where);	// none = unset
 void touch(std::uint64_t ptr, std::uint64_t len);	// first touch populates
 void residency(std::uint64_t ptr, std::uint64_t len, std::uint64_t &device, std::uint64_t &host);

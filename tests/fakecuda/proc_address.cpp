@@ -94,6 +94,7 @@ const Entry entries[] = {
 	{"cuMemGetAddressRange", fn(cuMemGetAddressRange_v2), nullptr},
 	{"cuMemAdvise", fn(cuMemAdvise_v2), nullptr},
 	{"cuMemPrefetchAsync", fn(cuMemPrefetchAsync_v2), fn(cuMemPrefetchAsync_v2_ptsz)},
+	{"cuMemDiscardAndPrefetchBatchAsync", fn(cuMemDiscardAndPrefetchBatchAsync), nullptr},
 	{"cuMemcpyHtoD", fn(cuMemcpyHtoD_v2), nullptr},
 	{"cuMemcpyDtoH", fn(cuMemcpyDtoH_v2), nullptr},
 	{"cuMemsetD8", fn(cuMemsetD8_v2), nullptr},

@@ -11,6 +11,8 @@
 //     BYTES_EVICTED BYTES_RETURNED
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
+//   press NAME MIB LIMIT_MS -> ok NS from the allocation until it is all on
+//     the device (fake driver), or bad after LIMIT_MS
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
 //   comm NAME MIB  -> allocated by libnccl-standin.so (next to this program)
 //   busy SECONDS   -> launches kernels for that long (on the fake driver, no-ops)
@@ -271,6 +273,31 @@ int main(int argc, char **argv)
 			}
 			std::sort(ns.begin(), ns.end());
 			out << (r ? "err " + std::to_string(r) : "ok " + std::to_string(ns[ns.size() / 2]));
+		} else if (cmd == "press") {
+			std::size_t mib = 0;
+			long long limit_ms = 0;
+			in >> mib >> limit_ms;
+			auto res = optional_symbol<void (*)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *)>(
+				"fakecuda_residency");
+			Buf b;
+			b.size = mib << 20;
+			b.how = "alloc";
+			auto t = std::chrono::steady_clock::now();
+			auto since = [&] { return std::chrono::steady_clock::now() - t; };
+			CUresult r = api.alloc(&b.ptr, b.size);
+			unsigned long long d = 0, h = 0;
+			// Polled: a benchmark's measurement, 100 us apart, not a test's wait.
+			while (r == CUDA_SUCCESS && res && since() < std::chrono::milliseconds(limit_ms)) {
+				res(b.ptr, b.size, &d, &h);
+				if (d == b.size)
+					break;
+				std::this_thread::sleep_for(std::chrono::microseconds(100));
+			}
+			if (r == CUDA_SUCCESS)
+				bufs[name] = b;
+			out << (r ? "err " + std::to_string(r)
+			     : d == b.size ? "ok " + std::to_string(std::chrono::nanoseconds(since()).count())
+					   : std::string("bad"));
 		} else if (cmd == "threads") {
 			int rounds = 0;
 			in >> rounds;

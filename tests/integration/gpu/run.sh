@@ -35,6 +35,7 @@ mkdir -p "$(dirname "$gb")"
 nvcc -O2 -arch="sm_$cc" -o "$gb" tests/integration/gpu/gpu_bench.cu || exit 1
 nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/pool_app" tests/integration/gpu/pool_app.cu -lcuda || exit 1
 nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/stream_churn" tests/integration/gpu/stream_churn.cu || exit 1
+nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/lanes_bench" tests/integration/gpu/lanes_bench.cu || exit 1
 card_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
 # The daemon manages only GOS_GPU_CAPACITY_MIB of the card (the rest is its
@@ -192,6 +193,22 @@ if [ "$bench" -eq 1 ]; then
 	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
 	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
 		"$evict" "$pinned" "$line"
+	# The executor's lanes, raw: 1, 2, 4 and 8 threads moving disjoint
+	# ranges, as ratios to pinned copies of the same run.
+	timeout "$limit" "$(dirname "$gb")/lanes_bench" "$(pct 25)" >"$work/lanes.out" || cat "$work/lanes.out"
+	lanes=$(awk -v gpu="$gpu_name" -v day="$(date +%F)" '
+		/^pinned/ { d2h = $3; h2d = $5 }
+		/^lanes/ { n[++k] = $2; ev[k] = $4; rt[k] = $6 }
+		END {
+			printf "Eviction and return with the executor'"'"'s lanes, %s, %s (`make bench-gpu`, lanes_bench):\n\n", gpu, day
+			print "| Lanes | Eviction GB/s | / pinned D2H | Return GB/s | / pinned H2D | Targets |"
+			print "|---|---|---|---|---|---|"
+			for (i = 1; i <= k; i++)
+				printf "| %s | %.1f | %.3f | %.1f | %.3f | >= 0.80, >= 0.80 |\n", n[i], ev[i], ev[i] / d2h, rt[i], rt[i] / h2d
+			printf "\nPinned cudaMemcpy in the same run: D2H %.1f GB/s, H2D %.1f GB/s.", d2h, h2d
+		}' "$work/lanes.out")
+	echo "$lanes"
+	python3 bench/results_section.py bench/RESULTS.md bench_gpu_lanes "$lanes"
 fi
 echo "== $failures failure(s); daemon log: $(wc -l <"$work/daemon.log") lines"
 [ "$failures" -eq 0 ]

@@ -1,7 +1,7 @@
 // The fake driver's models of what the real driver does on the paths the
 // agent meets in frameworks: CUDA IPC refused on anything but cuMemAlloc
 // memory, pools and their stream order, the virtual-memory API's mapping
-// and access rules, and stream capture. The fake (tests/fakecuda, opened
+// and access rules, stream capture, and batched discard. The fake (tests/fakecuda, opened
 // here with dlopen) says beside each rule where it comes from.
 #define BOOST_TEST_MODULE fakecuda
 #include <boost/test/unit_test.hpp>
@@ -89,6 +89,10 @@ struct Driver {
 	FN(cuIpcGetMemHandle);
 	FN(cuIpcOpenMemHandle_v2);
 	FN(cuIpcCloseMemHandle);
+	FN(cuMemPrefetchAsync_v2);
+	FN(cuMemDiscardAndPrefetchBatchAsync);
+	void (*residency)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *) =
+		sym<void (*)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *)>("fakecuda_residency");
 	int (*pause)(CUstream, int) = sym<int (*)(CUstream, int)>("fakecuda_stream_pause");
 
 	CUcontext ctx{};
@@ -370,5 +374,47 @@ BOOST_AUTO_TEST_CASE(capture_forbids_unsafe_calls_and_owns_its_allocations)
 	for (CUdeviceptr x : {q, plain})
 		BOOST_TEST(d.cuMemFree_v2(x) == CUDA_SUCCESS);
 	d.cuEventDestroy_v2(e);
+	d.cuStreamDestroy_v2(s);
+}
+
+BOOST_AUTO_TEST_CASE(a_discard_moves_managed_memory_without_its_contents_unless_refused)
+{
+	Driver d;
+	CUstream s = d.stream();
+	CUdeviceptr m = 0, plain = 0;
+	BOOST_REQUIRE_EQUAL(d.cuMemAllocManaged(&m, 4 * MiB, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+	BOOST_REQUIRE_EQUAL(d.put(m, 0x1234, 4 * MiB), CUDA_SUCCESS);
+	CUmemLocation gpu{CU_MEM_LOCATION_TYPE_DEVICE, 0}, host{CU_MEM_LOCATION_TYPE_HOST, 0};
+	BOOST_REQUIRE_EQUAL(d.cuMemPrefetchAsync_v2(m, 4 * MiB, gpu, 0, s), CUDA_SUCCESS);
+	CUdeviceptr ranges[] = {m + 2 * MiB};
+	size_t sizes[] = {2 * MiB}, index = 0;
+	BOOST_TEST(d.cuMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &host, &index, 1, 0, s) == CUDA_SUCCESS);
+	unsigned long long on_device = 0, on_host = 0;
+	d.residency(m, 4 * MiB, &on_device, &on_host);
+	BOOST_TEST(on_device == 2 * MiB);
+	BOOST_TEST(on_host == 2 * MiB);
+	BOOST_TEST(d.get(m) == 0x1234u);		// the rest kept its data
+	BOOST_TEST(d.get(m + 2 * MiB) != 0x1234u);	// the discarded range did not
+	// Documented: flags must be 0, the legacy stream is refused, and only
+	// managed memory is discarded.
+	BOOST_TEST(d.cuMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &host, &index, 1, 1, s) ==
+		   CUDA_ERROR_INVALID_VALUE);
+	BOOST_TEST(d.cuMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &host, &index, 1, 0, CU_STREAM_LEGACY) ==
+		   CUDA_ERROR_INVALID_VALUE);
+	BOOST_REQUIRE_EQUAL(d.cuMemAlloc_v2(&plain, 2 * MiB), CUDA_SUCCESS);
+	CUdeviceptr device_range[] = {plain};
+	BOOST_TEST(d.cuMemDiscardAndPrefetchBatchAsync(device_range, sizes, 1, &host, &index, 1, 0, s) ==
+		   CUDA_ERROR_INVALID_VALUE);
+	// A driver that refuses it leaves everything where it was.
+	setenv("FAKECUDA_NO_DISCARD", "1", 1);
+	ranges[0] = m;
+	BOOST_TEST(d.cuMemDiscardAndPrefetchBatchAsync(ranges, sizes, 1, &host, &index, 1, 0, s) ==
+		   CUDA_ERROR_NOT_SUPPORTED);
+	unsetenv("FAKECUDA_NO_DISCARD");
+	BOOST_TEST(d.get(m) == 0x1234u);
+	d.residency(m, 4 * MiB, &on_device, &on_host);
+	BOOST_TEST(on_device == 2 * MiB);
+	d.cuMemFree_v2(plain);
+	d.cuMemFree_v2(m);
 	d.cuStreamDestroy_v2(s);
 }
