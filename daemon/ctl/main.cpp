@@ -35,7 +35,7 @@ const char *usage_text =
 
 json ask(const std::string &socket, std::uint16_t type, const void *payload = nullptr, std::size_t len = 0)
 {
-	gos::proto::Client c(socket);
+	gos::proto::Client c(socket, gos::proto::Client::Path::privileged);
 	auto rep = c.call(type, payload, len, 10000);
 	if (rep.status < 0)
 		throw gos::proto::ProtocolError(rep.error.empty() ? std::strerror(-rep.status) : rep.error);
