@@ -103,8 +103,11 @@ Reply Client::call(std::uint16_t type, const void *payload, std::size_t len, int
 		ssize_t put = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
 		if (put < 0 && errno == EINTR)
 			continue;
-		if (put < 0)
-			throw ProtocolError(std::string("send to the daemon: ") + std::strerror(errno));
+		if (put < 0) {
+			int err = errno;
+			pump(0);	// a refusal the daemon sent before closing says why
+			throw ProtocolError(std::string("send to the daemon: ") + std::strerror(err));
+		}
 		off += static_cast<std::size_t>(put);
 	}
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
