@@ -24,7 +24,8 @@ const char *usage_text =
 	"  report JOB        a job's eviction report (its owner or root)\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
 	"options:\n"
-	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock)\n"
+	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock;\n"
+	"                    as root, root's socket beside it when there is one)\n"
 	"  --json            print the daemon's JSON\n";
 
 [[noreturn]] void usage_error(const std::string &why)
