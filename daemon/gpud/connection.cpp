@@ -27,8 +27,8 @@ RateLimit unread_log{std::chrono::seconds(10)};
 } // namespace
 
 Connection::Connection(Socket sock, Daemon &daemon, const Peer &peer, const ConnectionLimits &limits,
-		       std::function<void()> on_release)
-	: sock_(std::move(sock)), daemon_(daemon), peer_(peer), limits_(limits), on_release_(std::move(on_release)),
+		       ConnectionHooks hooks)
+	: sock_(std::move(sock)), daemon_(daemon), peer_(peer), limits_(limits), hooks_(std::move(hooks)),
 	  timer_(sock_.get_executor())
 {
 }
@@ -101,6 +101,8 @@ void Connection::pump()
 			daemon_.handle(session_, *f);
 			if (closed_)
 				return;
+			if (hooks_.uncount && daemon_.is_agent(session_))
+				std::exchange(hooks_.uncount, nullptr)();
 		}
 		if (decoder_.failed()) {
 			GOS_LOG_LIMITED(bad_frame_log, log::warning,
@@ -234,8 +236,10 @@ void Connection::release()
 	timer_.cancel();
 	sock_.close(ignored);
 	out_.clear();
-	if (auto done = std::exchange(on_release_, nullptr))
-		done();
+	if (auto uncount = std::exchange(hooks_.uncount, nullptr))
+		uncount();
+	if (auto released = std::exchange(hooks_.released, nullptr))
+		released();
 }
 
 } // namespace gos::gpud

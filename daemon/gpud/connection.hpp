@@ -34,14 +34,21 @@ struct ConnectionLimits {
 	std::size_t max_output = 16 << 20;	// an agent not reading its orders is cut off
 };
 
+// What the server counts, told by the connection.
+struct ConnectionHooks {
+	// Once, when it becomes an agent (its job's process: no longer counted
+	// against its user's cap) or goes, whichever is first; may be empty.
+	std::function<void()> uncount;
+	std::function<void()> released;	// once, when it is gone
+};
+
 class Connection : public std::enable_shared_from_this<Connection> {
 public:
 	using Socket = boost::asio::local::stream_protocol::socket;
 	using Clock = std::chrono::steady_clock;
 
-	// on_release runs once, when the connection is gone.
 	Connection(Socket sock, Daemon &daemon, const Peer &peer, const ConnectionLimits &limits,
-		   std::function<void()> on_release);
+		   ConnectionHooks hooks);
 	void start();
 
 	// Tells the peer why (a reply with seq 0, if its buffer has room: the
@@ -64,7 +71,7 @@ private:
 	Daemon &daemon_;
 	Peer peer_;
 	const ConnectionLimits &limits_;
-	std::function<void()> on_release_;
+	ConnectionHooks hooks_;
 	boost::asio::steady_timer timer_;
 	SessionId session_ = 0;	// the daemon's session, ours from start() until release()
 	proto::Decoder decoder_{proto::Decoder::Accepts::requests};

@@ -115,7 +115,7 @@ void Server::admit(Listener &l, local::socket sock)
 		GOS_LOG_LIMITED(l.log, log::warning, "connection without peer credentials refused");
 		return;
 	}
-	std::function<void()> on_release = [this] { released_since_trim_ = true; };
+	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }};
 	if (!l.root_only && peer->uid != 0) {
 		std::size_t &n = connections_of_[peer->uid];
 		std::size_t cap = daemon_.config().policy.max_connections_per_uid;
@@ -125,14 +125,13 @@ void Server::admit(Listener &l, local::socket sock)
 								    " (max_connections_per_uid: " + std::to_string(cap) + ")");
 		}
 		++n;
-		on_release = [this, uid = peer->uid] {
-			released_since_trim_ = true;
+		hooks.uncount = [this, uid = peer->uid] {
 			auto it = connections_of_.find(uid);
 			if (it != connections_of_.end() && --it->second == 0)
 				connections_of_.erase(it);
 		};
 	}
-	std::make_shared<Connection>(std::move(sock), daemon_, *peer, limits_, std::move(on_release))->start();
+	std::make_shared<Connection>(std::move(sock), daemon_, *peer, limits_, std::move(hooks))->start();
 }
 
 // A flood's buffers, freed, go back to the system rather than stay in the

@@ -1,8 +1,9 @@
 // The event loop: the daemon's two Unix sockets served with Boost.Asio, its
 // timers, and signals (SIGHUP reloads, SIGTERM and SIGINT stop cleanly).
 //
-// The public socket (mode 0666) takes anyone, at most
-// max_connections_per_uid connections per user besides root. The root
+// The public socket (mode 0666) takes anyone: each user but root at most
+// max_connections_per_uid connections that are not agents (a job's
+// processes, which said hello, are not counted: a node's ranks may be many). The root
 // socket beside it (proto::root_socket_of, mode 0600) has its own accept
 // loop, so that root's requests (the SPANK plugin, the epilog, the admin)
 // are never queued behind a flood of the public one; the route table still
@@ -57,7 +58,7 @@ private:
 	std::string config_path_;
 	ConnectionLimits limits_;
 	Listener public_, root_;
-	std::map<uid_t, std::size_t> connections_of_;	// on the public socket, root not counted
+	std::map<uid_t, std::size_t> connections_of_;	// on the public socket, neither root nor agents counted
 	bool released_since_trim_ = false;
 	boost::asio::steady_timer trim_timer_;
 	boost::asio::signal_set signals_;

@@ -22,6 +22,7 @@ setup() {
 
 teardown() {
 	if [ -n "$FLOOD" ]; then kill "$FLOOD" 2>/dev/null || true; fi
+	kill -CONT "$PID" 2>/dev/null || true	# a test that stopped it failed midway
 	neighbours_down
 	daemon_down
 }
@@ -132,7 +133,7 @@ at_most_descriptors() {
 
 @test "a step registration whose sender hung up before it was served is not applied" {
 	kill -STOP "$PID"
-	"$FLOOD_TOOL" "$D/s.root.sock" hangup 77
+	"$FLOOD_TOOL" "$D/s.sock" hangup 77
 	kill -CONT "$PID"
 	wait_until 10 grep -q "hung up before its request" "$D/log"
 	run "$CTL" --socket "$D/s.sock" --json jobs
