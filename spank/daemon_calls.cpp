@@ -10,7 +10,7 @@ Outcome ask_daemon(const std::string &socket, std::uint16_t type, const void *pa
 {
 	Outcome o;
 	try {
-		proto::Client c(socket);
+		proto::Client c(socket, proto::Client::Path::privileged);
 		proto::Reply r = c.call(type, payload, len, 5000);
 		o.status = r.status;
 		o.error = r.error;

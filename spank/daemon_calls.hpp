@@ -1,5 +1,7 @@
 // The plugin's requests to gpuoversubd, each on a short-lived connection
-// with a timeout, so a hung daemon cannot hang a job launch.
+// with a timeout, so a hung daemon cannot hang a job launch. As root they go
+// to the daemon's root socket, which users flooding the public one cannot
+// starve.
 #pragma once
 
 #include <cstdint>

@@ -280,7 +280,12 @@ void Loader::load(Config &cfg)
 				else
 					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
 			});
-		else if (key == "simulated_gpus")
+		else if (key == "max_connections_per_uid") {
+			double n = number(v, key, 1, 65536);
+			if (std::floor(n) != n)
+				fail(v, "'max_connections_per_uid' must be a whole number");
+			cfg.policy.max_connections_per_uid = static_cast<std::size_t>(n);
+		} else if (key == "simulated_gpus")
 			gpus(v, cfg);
 		else
 			fail(v, "unknown key '" + key + "'");

@@ -73,6 +73,9 @@ struct Policy {
 	bool report_admin_comment = false;	// for the SPANK epilog
 	std::string exporter_textfile;		// empty = off
 	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+	// Connections one user may hold on the public socket besides their jobs'
+	// agents; root is not counted.
+	std::size_t max_connections_per_uid = 64;
 };
 
 struct Config {

@@ -11,7 +11,15 @@
 
 namespace gos::proto {
 
-Client::Client(const std::string &path)
+std::string root_socket_of(const std::string &socket_path)
+{
+	const std::string ext = ".sock";
+	if (socket_path.size() > ext.size() && socket_path.ends_with(ext))
+		return socket_path.substr(0, socket_path.size() - ext.size()) + ".root" + ext;
+	return socket_path + ".root";
+}
+
+int Client::connect_to(const std::string &path)
 {
 	sockaddr_un addr{};
 	addr.sun_family = AF_UNIX;
@@ -21,13 +29,28 @@ Client::Client(const std::string &path)
 	fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd_ < 0)
 		throw ProtocolError(std::string("socket: ") + std::strerror(errno));
-	if (::connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
-		int err = errno;
-		::close(fd_);
-		fd_ = -1;
-		throw ProtocolError("cannot reach gpuoversubd at " + path + ": " + std::strerror(err) +
-				    (err == ENOENT || err == ECONNREFUSED ? " (is the daemon running?)" : ""));
+	if (::connect(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0)
+		return 0;
+	int err = errno;
+	::close(fd_);
+	fd_ = -1;
+	return err;
+}
+
+Client::Client(const std::string &path, Path which)
+{
+	// Only a missing or dead root socket means an older daemon; any other
+	// failure there is reported, not hidden by the public socket.
+	bool root = which == Path::privileged && ::geteuid() == 0;
+	std::string where = root ? root_socket_of(path) : path;
+	int err = connect_to(where);
+	if (root && (err == ENOENT || err == ECONNREFUSED)) {
+		where = path;
+		err = connect_to(where);
 	}
+	if (err)
+		throw ProtocolError("cannot reach gpuoversubd at " + where + ": " + std::strerror(err) +
+				    (err == ENOENT || err == ECONNREFUSED ? " (is the daemon running?)" : ""));
 }
 
 Client::~Client()
@@ -59,6 +82,10 @@ bool Client::pump(int timeout_ms)
 			if (decode(*f, o))
 				throw ProtocolError("malformed order from the daemon");
 			orders_.push_back(o);
+		} else if (f->hdr.seq == 0) {	// the daemon's word on the connection itself
+			auto rep = decode_reply(*f);
+			throw ProtocolError("gpuoversubd closed the connection: " +
+					    (rep ? rep->error : std::string("malformed reply")));
 		} else {
 			replies_.push_back(std::move(*f));
 		}
@@ -76,8 +103,11 @@ Reply Client::call(std::uint16_t type, const void *payload, std::size_t len, int
 		ssize_t put = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
 		if (put < 0 && errno == EINTR)
 			continue;
-		if (put < 0)
-			throw ProtocolError(std::string("send to the daemon: ") + std::strerror(errno));
+		if (put < 0) {
+			int err = errno;
+			pump(0);	// a refusal the daemon sent before closing says why
+			throw ProtocolError(std::string("send to the daemon: ") + std::strerror(err));
+		}
 		off += static_cast<std::size_t>(put);
 	}
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

@@ -17,10 +17,20 @@ public:
 	using std::runtime_error::runtime_error;
 };
 
+// The socket only root can open beside a daemon's socket, served apart so
+// that users flooding the public one cannot starve root's requests:
+// DIR/NAME.sock gives DIR/NAME.root.sock, any other path PATH.root.
+std::string root_socket_of(const std::string &socket_path);
+
 class Client {
 public:
+	// privileged: root's requests (the SPANK plugin, the epilog, the admin):
+	// a process running as root connects to root_socket_of(socket_path)
+	// when that exists, else to socket_path (a daemon older than the root
+	// socket); any other process to socket_path.
+	enum class Path { as_given, privileged };
 	// Throws ProtocolError naming the socket and the reason.
-	explicit Client(const std::string &socket_path);
+	explicit Client(const std::string &socket_path, Path path = Path::as_given);
 	~Client();
 	Client(const Client &) = delete;
 	Client &operator=(const Client &) = delete;
@@ -40,6 +50,7 @@ public:
 	int fd() const { return fd_; }
 
 private:
+	int connect_to(const std::string &path);	// errno on failure
 	bool pump(int timeout_ms);	// reads what is there; false on timeout
 	int fd_ = -1;
 	std::uint32_t seq_ = 0;

@@ -84,6 +84,14 @@ std::optional<std::string> check_header(const gos_wire_hdr &hdr)
 	return std::nullopt;
 }
 
+std::optional<std::string> check_request_header(const gos_wire_hdr &hdr)
+{
+	auto why = check_header(hdr);
+	if (!why && hdr.type >= GOS_WIRE_REPLY)
+		return "message type " + std::to_string(hdr.type) + " is sent only by the daemon";
+	return why;
+}
+
 void Decoder::feed(const std::uint8_t *data, std::size_t len)
 {
 	if (pos_ > 0 && pos_ == buf_.size()) {
@@ -99,7 +107,7 @@ std::optional<Frame> Decoder::next()
 		return std::nullopt;
 	Frame f;
 	std::memcpy(&f.hdr, buf_.data() + pos_, sizeof f.hdr);
-	if (auto why = check_header(f.hdr)) {
+	if (auto why = accepts_ == Accepts::requests ? check_request_header(f.hdr) : check_header(f.hdr)) {
 		error_ = *why;
 		return std::nullopt;
 	}
@@ -113,6 +121,14 @@ std::optional<Frame> Decoder::next()
 		pos_ = 0;
 	}
 	return f;
+}
+
+void Decoder::release()
+{
+	if (partial())
+		return;
+	Bytes().swap(buf_);
+	pos_ = 0;
 }
 
 std::optional<Reply> decode_reply(const Frame &f)

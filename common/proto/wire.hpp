@@ -37,20 +37,31 @@ Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const 
 // Checks a header on its own: magic, version, type, length bound. Returns
 // the reason it is bad, or nothing.
 std::optional<std::string> check_header(const gos_wire_hdr &hdr);
+// The same for the daemon's side: a type only the daemon sends is refused
+// too, so that no body is buffered for a frame that will be refused.
+std::optional<std::string> check_request_header(const gos_wire_hdr &hdr);
 
 // The payload size a request type must have; nullopt if it has none fixed.
 std::optional<std::size_t> request_size(std::uint16_t type);
 
 // Incremental decoder: feed() bytes, then next() frames until it yields
 // nothing. After an error, error() says why and the stream is unusable.
+// Each header is checked as soon as it is whole, before its body arrives.
 class Decoder {
 public:
+	enum class Accepts { any, requests };
+	explicit Decoder(Accepts accepts = Accepts::any) : accepts_(accepts) {}
 	void feed(const std::uint8_t *data, std::size_t len);
 	std::optional<Frame> next();
 	const std::string &error() const { return error_; }
 	bool failed() const { return !error_.empty(); }
+	// Bytes of a frame begun but not yet whole.
+	bool partial() const { return pos_ < buf_.size(); }
+	// Gives the buffer's memory back once nothing is pending.
+	void release();
 
 private:
+	Accepts accepts_;
 	Bytes buf_;
 	std::size_t pos_ = 0;
 	std::string error_;

@@ -24,7 +24,8 @@ const char *usage_text =
 	"  report JOB        a job's eviction report (its owner or root)\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
 	"options:\n"
-	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock)\n"
+	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock;\n"
+	"                    as root, root's socket beside it when there is one)\n"
 	"  --json            print the daemon's JSON\n";
 
 [[noreturn]] void usage_error(const std::string &why)
@@ -35,7 +36,7 @@ const char *usage_text =
 
 json ask(const std::string &socket, std::uint16_t type, const void *payload = nullptr, std::size_t len = 0)
 {
-	gos::proto::Client c(socket);
+	gos::proto::Client c(socket, gos::proto::Client::Path::privileged);
 	auto rep = c.call(type, payload, len, 10000);
 	if (rep.status < 0)
 		throw gos::proto::ProtocolError(rep.error.empty() ? std::strerror(-rep.status) : rep.error);

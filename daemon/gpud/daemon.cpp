@@ -69,6 +69,12 @@ void Daemon::handle(SessionId id, const proto::Frame &f)
 	flush_orders();
 }
 
+bool Daemon::is_agent(SessionId id)
+{
+	Session *s = sessions_.find(id);
+	return s && s->job;
+}
+
 // The job ended: its processes are done, though their connections may stay.
 void Daemon::release_sessions(std::uint64_t job)
 {

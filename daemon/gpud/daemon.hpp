@@ -44,6 +44,8 @@ public:
 	// The peer is gone (closed, or killed with -9): its process is released.
 	void close(SessionId id);
 	void handle(SessionId id, const proto::Frame &f);
+	// Whether the session said hello: an agent, connected for its job's life.
+	bool is_agent(SessionId id);
 
 	void tick();		// every return interval
 	void balloon_tick();	// every balloon period

@@ -1,11 +1,15 @@
 #include "daemon/gpud/server.hpp"
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
-#include <deque>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
+#include "common/proto/client.hpp"
 #include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
 
@@ -16,9 +20,6 @@ using local = asio::local::stream_protocol;
 
 namespace {
 
-// A client that stops reading is cut off rather than buffered without end.
-constexpr std::size_t max_queued_bytes = 16 << 20;
-
 bool someone_listens(const std::string &path)
 {
 	asio::io_context io;
@@ -28,132 +29,48 @@ bool someone_listens(const std::string &path)
 	return !ec;
 }
 
+// Every connection is a descriptor: the default soft limit of 1024 is far
+// below what a node's agents and a flood together may need.
+void raise_descriptor_limit()
+{
+	rlimit r{};
+	if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		if (::setrlimit(RLIMIT_NOFILE, &r) != 0)
+			GOS_LOG(log::warning, "cannot raise the descriptor limit: " << std::strerror(errno));
+	}
+	if (::getrlimit(RLIMIT_NOFILE, &r) == 0)
+		GOS_LOG(log::info, "descriptor limit " << r.rlim_cur);
+}
+
+constexpr auto first_backoff = std::chrono::milliseconds(100);
+constexpr auto last_backoff = std::chrono::milliseconds(1000);
+constexpr auto trim_period = std::chrono::seconds(2);
+
 } // namespace
 
-class Server::Connection : public std::enable_shared_from_this<Connection> {
-public:
-	Connection(local::socket sock, Daemon &daemon) : sock_(std::move(sock)), daemon_(daemon) {}
-
-	void start()
-	{
-		auto peer = peer_of(sock_.native_handle());
-		if (!peer) {
-			GOS_LOG(log::warning, "connection without peer credentials refused");
-			return;
-		}
-		pid_ = peer->pid;
-		std::weak_ptr<Connection> weak = shared_from_this();
-		session_ = daemon_.open(*peer, [weak](proto::Bytes b) {
-			if (auto self = weak.lock())
-				self->queue(std::move(b));
-		});
-		read();
-	}
-
-private:
-	// Reads whatever has arrived and handles every whole frame in it: one
-	// wakeup per batch, not two per frame.
-	void read()
-	{
-		auto self = shared_from_this();
-		sock_.async_read_some(asio::buffer(buf_), [self](const boost::system::error_code &ec, std::size_t n) {
-			if (ec)
-				return self->close();
-			self->decoder_.feed(self->buf_.data(), n);
-			while (!self->closed_) {
-				auto f = self->decoder_.next();
-				if (!f)
-					break;
-				if (f->hdr.type >= GOS_WIRE_REPLY) {
-					GOS_LOG(log::warning, "pid " << self->pid_ << " sent a non-request; disconnected");
-					return self->close();
-				}
-				self->daemon_.handle(self->session_, *f);
-			}
-			if (self->decoder_.failed()) {
-				GOS_LOG(log::warning, "pid " << self->pid_ << " sent a bad frame ("
-							     << self->decoder_.error() << "); disconnected");
-				return self->close();
-			}
-			if (!self->closed_)
-				self->read();
-		});
-	}
-
-	// Called by the daemon, which must not hear of a close from inside its
-	// own call: a client that stopped reading is cut off now and closed
-	// from the loop.
-	void queue(proto::Bytes b)
-	{
-		if (closed_)
-			return;
-		queued_ += b.size();
-		out_.push_back(std::move(b));
-		if (queued_ > max_queued_bytes) {
-			GOS_LOG(log::warning, "pid " << pid_ << " stopped reading its messages; disconnected");
-			closed_ = true;
-			asio::post(sock_.get_executor(), [self = shared_from_this()] { self->release(); });
-			return;
-		}
-		if (!writing_)
-			write();
-	}
-
-	void write()
-	{
-		writing_ = true;
-		auto self = shared_from_this();
-		asio::async_write(sock_, asio::buffer(out_.front()), [self](const boost::system::error_code &ec, std::size_t n) {
-			self->writing_ = false;
-			if (ec)
-				return self->close();
-			self->queued_ -= n;
-			self->out_.pop_front();
-			if (!self->out_.empty())
-				self->write();
-		});
-	}
-
-	void close()
-	{
-		if (closed_)
-			return;
-		closed_ = true;
-		release();
-	}
-
-	// Once, from the event loop: close() or a cut-off client's post.
-	void release()
-	{
-		daemon_.close(session_);
-		boost::system::error_code ignored;
-		sock_.close(ignored);
-	}
-
-	local::socket sock_;
-	Daemon &daemon_;
-	SessionId session_ = 0;	// the daemon's session, ours from open() until release()
-	pid_t pid_ = 0;
-	std::array<std::uint8_t, 65536> buf_;
-	proto::Decoder decoder_;
-	std::deque<proto::Bytes> out_;
-	std::size_t queued_ = 0;
-	bool writing_ = false, closed_ = false;
-};
-
 Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
-	: io_(io), daemon_(daemon), config_path_(std::move(config_path)), acceptor_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
+	: io_(io), daemon_(daemon), config_path_(std::move(config_path)),
+	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
+	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
 {
-	const std::string &path = daemon.config().start.socket;
-	make_dirs(path.substr(0, path.find_last_of('/')), 0755);
-	if (someone_listens(path))
-		throw std::runtime_error("another gpuoversubd already serves " + path);
-	::unlink(path.c_str());	// a stale socket from a killed daemon
-	acceptor_.open(local());
-	acceptor_.bind(local::endpoint(path));
-	acceptor_.listen();
-	// Anyone may connect; each request checks who is asking.
-	::chmod(path.c_str(), 0666);
+	raise_descriptor_limit();
+	make_dirs(public_.path.substr(0, public_.path.find_last_of('/')), 0755);
+	// Anyone may connect to the public socket; each request checks who is asking.
+	listen(public_, 0666);
+	listen(root_, 0600);
+}
+
+void Server::listen(Listener &l, mode_t mode)
+{
+	if (someone_listens(l.path))
+		throw std::runtime_error("another gpuoversubd already serves " + l.path);
+	::unlink(l.path.c_str());	// a stale socket from a killed daemon
+	l.acceptor.open(local());
+	l.acceptor.bind(local::endpoint(l.path));
+	l.acceptor.listen();
+	if (::chmod(l.path.c_str(), mode) != 0)
+		throw std::runtime_error(l.path + ": chmod: " + std::strerror(errno));
 }
 
 void Server::every(std::shared_ptr<asio::steady_timer> timer, const std::uint64_t &interval_ns,
@@ -168,15 +85,66 @@ void Server::every(std::shared_ptr<asio::steady_timer> timer, const std::uint64_
 	});
 }
 
-void Server::accept()
+// Out of descriptors (or any other failure), accepting again at once would
+// spin: wait 100 ms, doubling up to 1 s, until an accept succeeds.
+void Server::accept(Listener &l)
 {
-	acceptor_.async_accept([this](const boost::system::error_code &ec, local::socket sock) {
-		if (!ec)
-			std::make_shared<Connection>(std::move(sock), daemon_)->start();
-		else if (ec != asio::error::operation_aborted)
-			GOS_LOG(log::warning, "accept: " << ec.message());
-		if (acceptor_.is_open())
-			accept();
+	l.acceptor.async_accept([this, &l](const boost::system::error_code &ec, local::socket sock) {
+		if (ec == asio::error::operation_aborted || !l.acceptor.is_open())
+			return;
+		if (!ec) {
+			l.backoff = std::chrono::milliseconds(0);
+			admit(l, std::move(sock));
+			return accept(l);
+		}
+		l.backoff = std::clamp(l.backoff * 2, std::chrono::milliseconds(first_backoff), std::chrono::milliseconds(last_backoff));
+		GOS_LOG_LIMITED(l.log, log::warning, "accept on " << l.path << ": " << ec.message() << "; retrying in "
+								   << l.backoff.count() << " ms");
+		l.backoff_timer.expires_after(l.backoff);
+		l.backoff_timer.async_wait([this, &l](const boost::system::error_code &e) {
+			if (!e)
+				accept(l);
+		});
+	});
+}
+
+void Server::admit(Listener &l, local::socket sock)
+{
+	auto peer = peer_of(sock.native_handle());
+	if (!peer) {
+		GOS_LOG_LIMITED(l.log, log::warning, "connection without peer credentials refused");
+		return;
+	}
+	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }};
+	if (!l.root_only && peer->uid != 0) {
+		std::size_t &n = connections_of_[peer->uid];
+		std::size_t cap = daemon_.config().policy.max_connections_per_uid;
+		if (n >= cap) {
+			GOS_LOG_LIMITED(l.log, log::warning, "uid " << peer->uid << " holds " << n << " connections; refused another");
+			return Connection::refuse(sock, -EUSERS, "too many connections from uid " + std::to_string(peer->uid) +
+								    " (max_connections_per_uid: " + std::to_string(cap) + ")");
+		}
+		++n;
+		hooks.uncount = [this, uid = peer->uid] {
+			auto it = connections_of_.find(uid);
+			if (it != connections_of_.end() && --it->second == 0)
+				connections_of_.erase(it);
+		};
+	}
+	std::make_shared<Connection>(std::move(sock), daemon_, *peer, limits_, std::move(hooks))->start();
+}
+
+// A flood's buffers, freed, go back to the system rather than stay in the
+// allocator's arenas.
+void Server::trim_tick()
+{
+	trim_timer_.expires_after(trim_period);
+	trim_timer_.async_wait([this](const boost::system::error_code &ec) {
+		if (ec)
+			return;
+		if (std::exchange(released_since_trim_, false))
+			::malloc_trim(0);
+		trim_tick();
 	});
 }
 
@@ -203,7 +171,9 @@ void Server::on_signal(const boost::system::error_code &ec, int sig)
 
 void Server::run()
 {
-	accept();
+	accept(public_);
+	accept(root_);
+	trim_tick();
 	signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
 	auto timer = [this] { return std::make_shared<asio::steady_timer>(io_); };
 	const config::Config &cfg = daemon_.config();
@@ -213,7 +183,8 @@ void Server::run()
 	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
 	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
 	io_.run();
-	::unlink(daemon_.config().start.socket.c_str());
+	::unlink(public_.path.c_str());
+	::unlink(root_.path.c_str());
 }
 
 } // namespace gos::gpud

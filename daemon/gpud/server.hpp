@@ -1,38 +1,66 @@
-// The event loop: a Unix socket served with Boost.Asio, the daemon's
+// The event loop: the daemon's two Unix sockets served with Boost.Asio, its
 // timers, and signals (SIGHUP reloads, SIGTERM and SIGINT stop cleanly).
+//
+// The public socket (mode 0666) takes anyone: each user but root at most
+// max_connections_per_uid connections that are not agents (a job's
+// processes, which said hello, are not counted: a node's ranks may be many). The root
+// socket beside it (proto::root_socket_of, mode 0600) has its own accept
+// loop, so that root's requests (the SPANK plugin, the epilog, the admin)
+// are never queued behind a flood of the public one; the route table still
+// decides every request by the caller's credentials.
 #pragma once
 
 #include <utility>	// before asio: Boost 1.74 needs std::exchange
 
 #include <boost/asio.hpp>
 
+#include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "common/config/config.hpp"
+#include "common/util/rate_limit.hpp"
+#include "daemon/gpud/connection.hpp"
 #include "daemon/gpud/daemon.hpp"
 
 namespace gos::gpud {
 
 class Server {
 public:
-	// Binds the socket; throws if another daemon already listens there.
+	// Binds the sockets; throws if another daemon already listens there.
 	Server(boost::asio::io_context &io, Daemon &daemon, std::string config_path);
 	void run();
 
 private:
-	class Connection;
-	void accept();
+	using Acceptor = boost::asio::local::stream_protocol::acceptor;
+	struct Listener {
+		Listener(boost::asio::io_context &io, std::string p, bool root) : acceptor(io), backoff_timer(io), path(std::move(p)), root_only(root) {}
+		Acceptor acceptor;
+		boost::asio::steady_timer backoff_timer;
+		std::chrono::milliseconds backoff{0};	// after running out of descriptors
+		RateLimit log{std::chrono::seconds(10)};
+		std::string path;
+		bool root_only;
+	};
+	void listen(Listener &l, mode_t mode);
+	void accept(Listener &l);
+	void admit(Listener &l, Connection::Socket sock);
 	// Runs fn every interval: a setting of the daemon's configuration, read
 	// again each time so a reload applies.
 	void every(std::shared_ptr<boost::asio::steady_timer> timer, const std::uint64_t &interval_ns,
 		   void (Daemon::*fn)());
+	void trim_tick();
 	void on_signal(const boost::system::error_code &ec, int sig);
 
 	boost::asio::io_context &io_;
 	Daemon &daemon_;
 	std::string config_path_;
-	boost::asio::local::stream_protocol::acceptor acceptor_;
+	ConnectionLimits limits_;
+	Listener public_, root_;
+	std::map<uid_t, std::size_t> connections_of_;	// on the public socket, neither root nor agents counted
+	bool released_since_trim_ = false;
+	boost::asio::steady_timer trim_timer_;
 	boost::asio::signal_set signals_;
 };
 

@@ -1,8 +1,10 @@
 # Stand-ins for what surrounds gpuoversub, for the tests, the QEMU guest,
 # the GPU suite, the demo and the benchmarks: gos_register plays the SPANK
 # plugin, gos_testapp a CUDA application (driven line by line), and
-# libnccl-standin.so, beside it, a communication library.
+# libnccl-standin.so, beside it, a communication library; gos_flood a
+# hostile neighbour flooding the daemon's socket.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
+GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
 NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
 
@@ -12,10 +14,16 @@ $(GOS_REGISTER): tests/tools/gos_register.c
 	@mkdir -p $(@D)
 	$(C_COMPILE) $(LDFLAGS) -static $< -o $@
 
+# Never sanitized either: it runs as a neighbour, and floods.
+$(GOS_FLOOD): SAN :=
+$(GOS_FLOOD): tests/tools/gos_flood.c
+	@mkdir -p $(@D)
+	$(C_COMPILE) $(LDFLAGS) $< -o $@
+
 $(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(BUILD)/tests/tools/testapp_streams.o $(FAKECUDA_LIB) $(NCCL_STANDIN)
 	$(CXX_LINK) $(filter %.o,$^) -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread
 
 $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda
 
-TEST_TOOLS := $(GOS_REGISTER) $(TESTAPP) $(NCCL_STANDIN)
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN)

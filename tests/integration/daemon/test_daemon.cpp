@@ -300,6 +300,30 @@ BOOST_AUTO_TEST_CASE(malformed_frames_cut_off_the_sender_only)
 	BOOST_TEST(d.status()["gpus"].size() == 1u);	// still serving
 }
 
+// The peer of a bad frame reads why before the close: a reply with seq 0.
+BOOST_AUTO_TEST_CASE(a_bad_frame_gets_its_reason_before_the_close)
+{
+	DaemonUnderTest d("");
+	const std::pair<gos_wire_hdr, std::string> cases[] = {
+		{{GOS_WIRE_MAGIC, 9, GOS_REQ_STATUS, 1, 0}, "protocol version 9, this side speaks"},
+		{{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_WIRE_REPLY, 1, GOS_WIRE_MAX_PAYLOAD}, "is sent only by the daemon"},
+	};
+	for (const auto &[h, reason] : cases) {
+		gos::proto::Client c(d.socket);
+		if (::send(c.fd(), &h, sizeof h, MSG_NOSIGNAL) != sizeof h)
+			BOOST_FAIL("send");
+		try {
+			c.call(GOS_REQ_STATUS, 5000);
+			BOOST_FAIL("a bad frame was answered");
+		} catch (const gos::proto::ProtocolError &e) {
+			BOOST_TEST_INFO(e.what());
+			BOOST_TEST(std::string(e.what()).find("gpuoversubd closed the connection: " ) == 0u);
+			BOOST_TEST(std::string(e.what()).find(reason) != std::string::npos);
+		}
+	}
+	BOOST_TEST(d.status()["gpus"].size() == 1u);	// still serving
+}
+
 BOOST_AUTO_TEST_CASE(bad_rank_messages_are_refused)
 {
 	DaemonUnderTest d("");

@@ -14,6 +14,8 @@
 #include "daemon/gpud/locality.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
+#include "common/proto/client.hpp"
+#include "common/util/rate_limit.hpp"
 
 using namespace gos;
 
@@ -153,6 +155,52 @@ BOOST_AUTO_TEST_CASE(decoder_takes_frames_in_pieces_and_rejects_bad_ones)
 	BOOST_TEST(r->status == -22);
 	BOOST_TEST(r->error == "no");
 	BOOST_TEST(std::string(r->body.begin(), r->body.end()) == "xy");
+}
+
+// The daemon's decoder refuses a type only the daemon sends as soon as the
+// header is whole: a stranger's 1 MiB "reply" is never buffered.
+BOOST_AUTO_TEST_CASE(request_decoder_refuses_a_daemon_only_type_at_its_header)
+{
+	for (std::uint16_t type : {std::uint16_t(GOS_WIRE_REPLY), std::uint16_t(GOS_WIRE_ORDER)}) {
+		gos_wire_hdr h{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, type, 1,
+			       type == GOS_WIRE_REPLY ? GOS_WIRE_MAX_PAYLOAD : std::uint32_t(sizeof(gos_wire_order))};
+		proto::Decoder dec(proto::Decoder::Accepts::requests);
+		dec.feed(reinterpret_cast<std::uint8_t *>(&h), sizeof h);	// the header alone
+		BOOST_TEST(!dec.next());
+		BOOST_TEST(dec.failed());
+		BOOST_TEST(dec.error().find("is sent only by the daemon") != std::string::npos);
+		proto::Decoder any;	// a client's decoder takes them
+		any.feed(reinterpret_cast<std::uint8_t *>(&h), sizeof h);
+		BOOST_TEST(!any.next());
+		BOOST_TEST(!any.failed());
+		BOOST_TEST(any.partial());
+	}
+	gos_wire_hdr ok{GOS_WIRE_MAGIC, GOS_WIRE_VERSION, GOS_REQ_STATUS, 1, 0};
+	BOOST_TEST(!proto::check_request_header(ok));
+	proto::Decoder dec(proto::Decoder::Accepts::requests);
+	dec.feed(reinterpret_cast<std::uint8_t *>(&ok), sizeof ok);
+	BOOST_TEST(dec.next().has_value());
+	BOOST_TEST(!dec.partial());
+}
+
+BOOST_AUTO_TEST_CASE(root_socket_sits_beside_the_public_one)
+{
+	BOOST_TEST(proto::root_socket_of("/run/gpuoversub/gpuoversubd.sock") == "/run/gpuoversub/gpuoversubd.root.sock");
+	BOOST_TEST(proto::root_socket_of("/tmp/d/socket") == "/tmp/d/socket.root");
+	BOOST_TEST(proto::root_socket_of(".sock") == ".sock.root");
+}
+
+// One line at once, then at most one per interval with the count left out.
+BOOST_AUTO_TEST_CASE(rate_limit_logs_once_per_interval_with_the_count_left_out)
+{
+	RateLimit limit(std::chrono::seconds(10));
+	RateLimit::Clock::time_point t0{std::chrono::seconds(100)};
+	auto left_out = [&](int s) { return limit.allow(t0 + std::chrono::seconds(s)).value_or(999); };
+	BOOST_TEST(left_out(0) == 0u);
+	BOOST_TEST(left_out(1) == 999u);	// left out
+	BOOST_TEST(left_out(9) == 999u);
+	BOOST_TEST(left_out(10) == 2u);
+	BOOST_TEST(left_out(30) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(gpu_numa_nodes_from_an_hwloc_topology)

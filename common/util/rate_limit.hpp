@@ -1,0 +1,49 @@
+// A rate limiter for repeated log lines: the first occurrence is logged at
+// once, later ones at most once per interval, each with the number left out
+// since, so a flood of the same failure costs one line per interval.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+namespace gos {
+
+class RateLimit {
+public:
+	using Clock = std::chrono::steady_clock;
+
+	explicit RateLimit(Clock::duration interval) : interval_(interval) {}
+
+	// Whether to log now: the number of occurrences left out since the last
+	// line logged, or nothing when this one is to be left out.
+	std::optional<std::uint64_t> allow(Clock::time_point now = Clock::now())
+	{
+		if (logged_once_ && now - last_ < interval_) {
+			++skipped_;
+			return std::nullopt;
+		}
+		logged_once_ = true;
+		last_ = now;
+		std::uint64_t skipped = skipped_;
+		skipped_ = 0;
+		return skipped;
+	}
+
+private:
+	Clock::duration interval_;
+	Clock::time_point last_{};
+	std::uint64_t skipped_ = 0;
+	bool logged_once_ = false;
+};
+
+} // namespace gos
+
+// Logs expr through limit: "… (N more since the last)" when lines were left out.
+#define GOS_LOG_LIMITED(limit, level, expr)                                                        \
+	do {                                                                                       \
+		if (auto gos_skipped_ = (limit).allow())                                           \
+			GOS_LOG(level, expr << (*gos_skipped_ ? " (" + std::to_string(*gos_skipped_) + \
+								   " more like it since the last line)"    \
+							      : std::string()));                      \
+	} while (0)

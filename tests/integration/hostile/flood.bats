@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# A neighbour floods gpuoversubd's public socket (findings 3 and 4 of issue
+# 13): root's step registration, on the root socket, must still answer within
+# 1 s (p99 of 50), the daemon's memory must stay bounded and come back, its
+# log stay small, and another user's requests still be served. Each test
+# prints its figures (p99, RSS before, during and after).
+
+load ../wait
+load ../daemon/daemon
+load hostile
+
+FLOOD_TOOL=${BUILD:-build}/tests/tools/gos_flood
+REGISTER=${BUILD:-build}/tests/tools/gos_register
+CTL=${BUILD:-build}/bin/gpuoversubctl
+
+setup() {
+	neighbours_up
+	D=$(mktemp -d)
+	daemon_up
+	FLOOD=
+}
+
+teardown() {
+	if [ -n "$FLOOD" ]; then kill "$FLOOD" 2>/dev/null || true; fi
+	kill -CONT "$PID" 2>/dev/null || true	# a test that stopped it failed midway
+	neighbours_down
+	daemon_down
+}
+
+rss_kib() {
+	awk '/^VmRSS/ {print $2}' "/proc/$PID/status"
+}
+
+# Starts a neighbour's flood (gos_flood ARGS...) and waits until it is
+# under way; FLOOD is the tool's pid, which it prints.
+flood() {
+	as_neighbour 1 "$FLOOD_TOOL" "$D/s.sock" "$@" >"$D/flood.out" &
+	wait_until 60 grep -q ready "$D/flood.out"
+	FLOOD=$(awk '/^ready/ {print $2}' "$D/flood.out")
+}
+
+gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+stop_flood() {
+	kill -KILL "$FLOOD"
+	wait_until 10 gone "$FLOOD"
+	FLOOD=
+}
+
+# 50 step registrations as root on the root socket, each ended by the epilog
+# call: sets P99 (ms) and PEAK (the daemon's largest RSS seen meanwhile, KiB).
+root_registrations() {
+	local i t0 t1 rss
+	local -a ms=()
+	PEAK=$(rss_kib)
+	for i in $(seq 1 50); do
+		t0=$(date +%s%N)
+		"$REGISTER" "$D/s.root.sock" step $((1000 + i)) 0
+		t1=$(date +%s%N)
+		ms+=($(((t1 - t0) / 1000000)))
+		"$REGISTER" "$D/s.root.sock" end $((1000 + i))
+		rss=$(rss_kib)
+		[ "$rss" -le "$PEAK" ] || PEAK=$rss
+	done
+	P99=$(printf '%s\n' "${ms[@]}" | sort -n | awk '{v[NR] = $1} END {i = int(NR * 0.99); if (i < NR * 0.99) i++; print v[i]}')
+}
+
+near() {	# RSS within 8 MiB of $1 KiB
+	[ "$(rss_kib)" -le $(($1 + 8192)) ]
+}
+
+figures() {
+	echo "# $1: root registration p99 ${P99} ms; daemon RSS ${RSS0} KiB before, ${PEAK} KiB peak during," \
+		"$(rss_kib) KiB after; log $(stat -c %s "$D/log") bytes" >&3
+}
+
+@test "3000 held connections: root registers within 1 s, another user is served, the log stays small" {
+	RSS0=$(rss_kib)
+	flood hold 3000
+	root_registrations
+	as_neighbour 2 "$CTL" --socket "$D/s.sock" status >/dev/null
+	run as_neighbour 1 "$CTL" --socket "$D/s.sock" status
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"too many connections from uid $(neighbour_uid 1)"* ]]
+	stop_flood
+	wait_until 15 near "$RSS0"
+	figures "descriptor flood"
+	[ "$P99" -lt 1000 ]
+	[ "$(stat -c %s "$D/log")" -lt 65536 ]
+}
+
+@test "2000 connections trickling a frame only the daemon sends: refused at the header, memory bounded" {
+	RSS0=$(rss_kib)
+	flood slow 2000
+	root_registrations
+	stop_flood
+	wait_until 15 near "$RSS0"
+	figures "slow-frame flood"
+	[ "$P99" -lt 1000 ]
+	[ "$PEAK" -lt $((RSS0 + 65536)) ]
+	grep -q "is sent only by the daemon" "$D/log"
+	[ "$(stat -c %s "$D/log")" -lt 65536 ]
+}
+
+@test "300 connections pipelining 23000 requests unread: memory bounded, and returned after" {
+	RSS0=$(rss_kib)
+	flood pipeline 300 23000
+	root_registrations
+	stop_flood
+	wait_until 15 near "$RSS0"
+	figures "pipelined flood"
+	[ "$P99" -lt 1000 ]
+	[ "$PEAK" -lt $((RSS0 + 131072)) ]
+}
+
+descriptors() {
+	ls "/proc/$PID/fd" | wc -l
+}
+
+at_most_descriptors() {
+	[ "$(descriptors)" -le "$1" ]
+}
+
+@test "connections that never send a frame are closed after the first-frame timeout" {
+	local before
+	before=$(descriptors)
+	flood hold 50
+	[ "$(descriptors)" -gt $((before + 40)) ]
+	wait_until 15 at_most_descriptors $((before + 2))
+}
+
+@test "a step registration whose sender hung up before it was served is not applied" {
+	kill -STOP "$PID"
+	"$FLOOD_TOOL" "$D/s.sock" hangup 77
+	kill -CONT "$PID"
+	wait_until 10 grep -q "hung up before its request" "$D/log"
+	run "$CTL" --socket "$D/s.sock" --json jobs
+	[ "$status" -eq 0 ]
+	[[ "$output" != *'"job": 77'* ]]
+	[[ "$output" != *'"job_id": 77'* ]]
+}
+
+@test "the root socket is root's alone; the public one anyone's" {
+	[ "$(stat -c '%a %U' "$D/s.root.sock")" = "600 root" ]
+	run as_neighbour 1 "$CTL" --socket "$D/s.root.sock" status
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	[ "$(stat -c '%a' "$D/s.sock")" = "666" ]
+}
