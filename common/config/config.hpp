@@ -73,6 +73,10 @@ struct Policy {
 	bool report_admin_comment = false;	// for the SPANK epilog
 	std::string exporter_textfile;		// empty = off
 	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+	// Slurm's cgroup/v2 root under the cgroup v2 mount: its job_<id>
+	// children, root's, tie processes to jobs.
+	std::string slurm_cgroup = "/system.slice/slurmstepd.scope";
+	std::uint64_t max_buffers_per_job = 65536;
 };
 
 struct Config {
