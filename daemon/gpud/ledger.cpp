@@ -129,6 +129,7 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 
 void JobLedger::admit(Job &job)
 {
+	forget_tasks(job);	// the kernel binds only processes that exist
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
