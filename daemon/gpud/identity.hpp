@@ -35,7 +35,7 @@ struct ProcStat {
 };
 std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root = "/proc");
 
-// The highest pid the kernel hands out (kernel.pid_max).
+// kernel.pid_max: every pid the kernel hands out is below it.
 pid_t pid_max(const char *proc_root = "/proc");
 
 // Where Slurm's cgroup/v2 plugin makes its jobs' cgroups: the cgroup v2

@@ -97,10 +97,10 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 	Job *job = ledger_.find_step(req.job_id, req.step_id);
 	if (!job)
 		return no_step(req.job_id, req.step_id);
-	const pid_t most = pid_max();
-	if (req.pid < 2 || req.pid > static_cast<std::uint32_t>(most))
+	const pid_t limit = pid_max();	// pids are below it
+	if (req.pid < 2 || req.pid >= static_cast<std::uint32_t>(limit))
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task: pids run from 2 to " +
-					 std::to_string(most) + " (kernel.pid_max)", {}};
+					 std::to_string(limit - 1) + " (below kernel.pid_max)", {}};
 	pid_t pid = static_cast<pid_t>(req.pid);
 	auto now = proc_stat(pid);
 	if (!now)
