@@ -3,9 +3,12 @@
  * Jobs of processes. The daemon binds a job's cgroup (Slurm puts every task
  * under .../job_N/, which a process cannot leave), or failing that the task
  * pids it registered, to the job's tenants, one per GPU; descendants
- * inherit either. A process never names its own tenant.
+ * inherit either. A process never names its own tenant. A task binding
+ * holds the task's struct pid, not its number: once the task exits, a
+ * process that recycles the number is another struct pid, and not bound.
  */
 #include <linux/cgroup.h>
+#include <linux/pid.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -15,6 +18,7 @@
 
 struct binding {
 	struct rcu_head rcu;
+	struct pid *task;	/* a task binding's process; NULL for a cgroup's */
 	u32 ntenants;
 	u32 tenants[GOS_MAX_STEP_GPUS];
 };
@@ -30,6 +34,17 @@ static struct xarray *table(const struct gos_ioc_bind *b, unsigned long *key)
 	return b->pid ? &by_pid : &by_cgroup;
 }
 
+static void binding_free(struct binding *b)
+{
+	put_pid(b->task);
+	kfree(b);
+}
+
+static void binding_free_rcu(struct rcu_head *head)
+{
+	binding_free(container_of(head, struct binding, rcu));
+}
+
 int gos_bind(const struct gos_ioc_bind *b)
 {
 	unsigned long key;
@@ -41,15 +56,23 @@ int gos_bind(const struct gos_ioc_bind *b)
 	n = kzalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
 		return -ENOMEM;
+	if (b->pid) {
+		/* The process that has the number now, in the daemon's namespace. */
+		n->task = find_get_pid(b->pid);
+		if (!n->task) {
+			kfree(n);
+			return -ESRCH;
+		}
+	}
 	n->ntenants = b->ntenants;
 	memcpy(n->tenants, b->tenants, sizeof(n->tenants));
 	old = xa_store(xa, key, n, GFP_KERNEL);
 	if (xa_is_err(old)) {
-		kfree(n);
+		binding_free(n);
 		return xa_err(old);
 	}
 	if (old)
-		kfree_rcu(old, rcu);
+		call_rcu(&old->rcu, binding_free_rcu);
 	return 0;
 }
 
@@ -64,7 +87,7 @@ int gos_unbind(const struct gos_ioc_bind *b)
 	old = xa_erase(xa, key);
 	if (!old)
 		return -ENOENT;
-	kfree_rcu(old, rcu);
+	call_rcu(&old->rcu, binding_free_rcu);
 	return 0;
 }
 
@@ -81,6 +104,8 @@ static struct binding *binding_of_current(void)
 		struct task_struct *parent = rcu_dereference(t->real_parent)->group_leader;
 
 		b = xa_load(&by_pid, t->tgid);
+		if (b && b->task != task_tgid(t))
+			b = NULL;	/* the number of a bound task that exited */
 		if (parent == t)
 			break;
 		t = parent;
@@ -129,12 +154,13 @@ static void empty(struct xarray *xa)
 	unsigned long key;
 
 	xa_for_each(xa, key, b)
-		kfree(b);	/* at unload: no reader is left */
+		binding_free(b);	/* at unload: no reader is left */
 	xa_destroy(xa);
 }
 
 void gos_bindings_destroy(void)
 {
+	rcu_barrier();	/* bindings replaced or removed are freed by this module's callback */
 	empty(&by_pid);
 	empty(&by_cgroup);
 }

@@ -287,6 +287,14 @@ void Loader::load(Config &cfg)
 			cfg.policy.max_connections_per_uid = static_cast<std::size_t>(n);
 		} else if (key == "simulated_gpus")
 			gpus(v, cfg);
+		else if (key == "slurm_cgroup")
+			cfg.policy.slurm_cgroup = path(v, key, false);
+		else if (key == "max_buffers_per_job") {
+			double most = number(v, key, 1, 1 << 24);
+			if (most != std::floor(most))
+				fail(v, "'max_buffers_per_job' must be a whole number");
+			cfg.policy.max_buffers_per_job = static_cast<std::uint64_t>(most);
+		}
 		else
 			fail(v, "unknown key '" + key + "'");
 	});

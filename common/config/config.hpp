@@ -76,6 +76,10 @@ struct Policy {
 	// Connections one user may hold on the public socket besides their jobs'
 	// agents; root is not counted.
 	std::size_t max_connections_per_uid = 64;
+	// Slurm's cgroup/v2 root under the cgroup v2 mount: its job_<id>
+	// children, root's, tie processes to jobs.
+	std::string slurm_cgroup = "/system.slice/slurmstepd.scope";
+	std::uint64_t max_buffers_per_job = 65536;
 };
 
 struct Config {

@@ -3,6 +3,7 @@
 
 #include "common/util/log.hpp"
 #include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/report.hpp"
 
 namespace gos::gpud {
@@ -24,13 +25,16 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	if (req.job_id && req.job_id != *job)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " belongs to job " + std::to_string(*job) +
 					", not job " + std::to_string(req.job_id), {}};
+	Job &j = ledger_.at(*job);
+	if (s.peer.uid != j.uid)
+		return {-EPERM, "process " + std::to_string(s.peer.pid) + " runs as uid " + std::to_string(s.peer.uid) +
+					", but job " + std::to_string(*job) + " is uid " + std::to_string(j.uid) + "'s", {}};
 	std::uint32_t client = 0;
 	if (orders_)
 		if (int err = orders_->connect(s.id, client))
 			return {err, "engine: " + errno_text(err), {}};
 	s.job = *job;
 	s.rank = req.rank;
-	Job &j = ledger_.at(*job);
 	j.rank(s.rank, s.peer.pid);	// listed in the report from now on
 	gos_rep_hello rep{};
 	rep.job_id = *job;
@@ -120,9 +124,13 @@ Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
 	return {0, {}, raw(rep)};
 }
 
+// The report so far of the agent's job, by the same rule as REPORT.
 Reply AgentHandlers::stats(Session &s, const proto::Frame &)
 {
-	return {0, {}, build_report(ledger_.folded(ledger_.at(s.job)), {}, gpus_).dump()};
+	const Job &job = ledger_.at(s.job);
+	if (!may_read_job(s.peer, job.uid))
+		return {-EACCES, "job " + std::to_string(job.id) + " belongs to another user", {}};
+	return {0, {}, build_report(ledger_.folded(job), {}, gpus_).dump()};
 }
 
 } // namespace gos::gpud

@@ -3,8 +3,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <fstream>
 #include <cctype>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -19,79 +19,116 @@ std::optional<Peer> peer_of(int fd)
 	return Peer{cred.pid, cred.uid, cred.gid};
 }
 
-std::optional<pid_t> parent_of(pid_t pid, const char *proc_root)
+std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root)
 {
 	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/stat");
 	std::string stat;
 	if (!std::getline(in, stat))
 		return std::nullopt;
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+	// "pid (comm) state ppid ... starttime": comm may hold spaces and
+	// parentheses; starttime is the 20th field after it.
 	auto close = stat.rfind(')');
 	if (close == std::string::npos)
 		return std::nullopt;
 	std::istringstream rest(stat.substr(close + 1));
-	char state;
-	long ppid;
+	std::string state, skip;
+	ProcStat ps;
+	long ppid = 0;
 	if (!(rest >> state >> ppid))
 		return std::nullopt;
-	return static_cast<pid_t>(ppid);
+	for (int field = 5; field < 22; field++)
+		if (!(rest >> skip))
+			return std::nullopt;
+	if (!(rest >> ps.start))
+		return std::nullopt;
+	ps.ppid = static_cast<pid_t>(ppid);
+	return ps;
+}
+
+pid_t pid_max(const char *proc_root)
+{
+	std::ifstream in(std::string(proc_root) + "/sys/kernel/pid_max");
+	long max = 0;
+	if (in >> max && max > 1 && max <= (1L << 22))
+		return static_cast<pid_t>(max);
+	return 1 << 22;	// the kernel's PID_MAX_LIMIT
+}
+
+std::string cgroup2_mount(const char *mounts)
+{
+	std::ifstream in(mounts);
+	std::string line;
+	while (std::getline(in, line)) {
+		std::istringstream fields(line);
+		std::string source, point, type;
+		if (fields >> source >> point >> type && type == "cgroup2")
+			return point;
+	}
+	return "/sys/fs/cgroup";
 }
 
 namespace {
 
-// The first "/job_<digits>" component of a cgroup path, as Slurm's cgroup
-// plugins make: the job and the path up to and including it.
-std::optional<std::pair<std::uint64_t, std::string>> job_component(const std::string &path)
+// A directory's inode if root owns it (Slurm's do; a user's cannot be).
+std::optional<std::uint64_t> roots_directory(const std::string &path)
 {
-	for (auto at = path.find("/job_"); at != std::string::npos; at = path.find("/job_", at + 1)) {
-		std::size_t start = at + 5, end = start;
-		while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])))
-			end++;
-		if (end > start && end - start <= 19 && (end == path.size() || path[end] == '/'))
-			return std::pair{std::stoull(path.substr(start, end - start)), path.substr(0, end)};
-	}
-	return std::nullopt;
+	struct stat st{};
+	if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+		return std::nullopt;
+	return static_cast<std::uint64_t>(st.st_ino);
+}
+
+// "job_<digits>" right after prefix, then the end or a '/': the job.
+std::optional<std::uint64_t> job_right_after(const std::string &path, const std::string &prefix, std::size_t &end)
+{
+	const std::string head = prefix + "/job_";
+	if (path.compare(0, head.size(), head) != 0)
+		return std::nullopt;
+	std::size_t start = head.size();
+	end = start;
+	while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])))
+		end++;
+	if (end == start || end - start > 19 || (end < path.size() && path[end] != '/'))
+		return std::nullopt;
+	return std::stoull(path.substr(start, end - start));
 }
 
 } // namespace
 
-std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root)
+std::optional<JobCgroup> slurm_job_cgroup(pid_t pid, const SlurmCgroups &where, const char *proc_root)
 {
-	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/cgroup");
-	std::string line;
-	while (std::getline(in, line))
-		if (auto found = job_component(line))
-			return found->first;
-	return std::nullopt;
-}
-
-std::optional<std::uint64_t> job_cgroup_id(pid_t pid, std::uint64_t job, const char *proc_root,
-					   const char *cgroup_root)
-{
+	std::string root = where.root;
+	while (!root.empty() && root.back() == '/')
+		root.pop_back();	// "/" is the v2 root itself
 	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/cgroup");
 	std::string line;
 	while (std::getline(in, line)) {
 		if (line.rfind("0::", 0) != 0)
-			continue;	// a v1 hierarchy: the kernel binds by v2 id only
-		auto found = job_component(line.substr(3));
-		struct stat st{};
-		if (found && found->first == job && ::stat((cgroup_root + found->second).c_str(), &st) == 0 &&
-		    S_ISDIR(st.st_mode))
-			return static_cast<std::uint64_t>(st.st_ino);
+			continue;	// a v1 hierarchy: Slurm's jobs are checked on v2 only
+		std::string path = line.substr(3);
+		std::size_t end = 0;
+		auto job = job_right_after(path, root, end);
+		if (!job)
+			return std::nullopt;
+		auto id = roots_directory(where.mount + path.substr(0, end));
+		if (!id || !roots_directory(where.mount + root))
+			return std::nullopt;
+		return JobCgroup{*job, *id};
 	}
 	return std::nullopt;
 }
 
-std::optional<pid_t> registered_ancestor(pid_t pid, const std::function<bool(pid_t)> &known, const char *proc_root)
+std::optional<pid_t> registered_ancestor(pid_t pid, const std::function<bool(pid_t, std::uint64_t)> &known,
+					 const char *proc_root)
 {
 	// Bounded: a parent chain is short, and a racing reparent cannot loop us.
 	for (int depth = 0; depth < 64 && pid > 1; depth++) {
-		if (known(pid))
-			return pid;
-		auto parent = parent_of(pid, proc_root);
-		if (!parent)
+		auto ps = proc_stat(pid, proc_root);
+		if (!ps)
 			return std::nullopt;
-		pid = *parent;
+		if (known(pid, ps->start))
+			return pid;
+		pid = ps->ppid;
 	}
 	return std::nullopt;
 }

@@ -1,5 +1,6 @@
-// Who is on the other end of a socket: the kernel's SO_PEERCRED, never
-// what the peer says about itself.
+// Who is on the other end of a socket, and which job a process belongs to:
+// only facts that root or Slurm set, never what the peer says about itself
+// or what a user can arrange (a pid number, a cgroup a user may create).
 #pragma once
 
 #include <sys/types.h>
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 namespace gos::gpud {
 
@@ -18,21 +20,48 @@ struct Peer {
 
 std::optional<Peer> peer_of(int fd);
 
-// Parent of a process from /proc, or nullopt if it is gone.
-std::optional<pid_t> parent_of(pid_t pid, const char *proc_root = "/proc");
+// Whether peer may read a job's data (its report, its stats): its owner and root.
+inline bool may_read_job(const Peer &peer, uid_t owner)
+{
+	return peer.uid == 0 || peer.uid == owner;
+}
 
-// The Slurm job a process's cgroup path names ("/job_<id>/"), if any.
-std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root = "/proc");
+// A process's parent and start time (field 22 of /proc/PID/stat, clock ticks
+// after boot): a pid and its start time name one process, a recycled pid
+// is another. nullopt if it is gone.
+struct ProcStat {
+	pid_t ppid = 0;
+	std::uint64_t start = 0;
+};
+std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root = "/proc");
 
-// The cgroup v2 id (its directory's inode) of job's own cgroup, the
-// ".../job_<id>" that holds every task of the job, if pid is in it.
-std::optional<std::uint64_t> job_cgroup_id(pid_t pid, std::uint64_t job, const char *proc_root = "/proc",
-					   const char *cgroup_root = "/sys/fs/cgroup");
+// kernel.pid_max: every pid the kernel hands out is below it.
+pid_t pid_max(const char *proc_root = "/proc");
+
+// Where Slurm's cgroup/v2 plugin makes its jobs' cgroups: the cgroup v2
+// mount, and under it Slurm's own root, root + "/job_<id>".
+struct SlurmCgroups {
+	std::string mount = "/sys/fs/cgroup";
+	std::string root = "/system.slice/slurmstepd.scope";
+};
+
+// The cgroup v2 mount point from a mounts table, or /sys/fs/cgroup.
+std::string cgroup2_mount(const char *mounts = "/proc/self/mounts");
+
+// The Slurm job whose cgroup holds pid, and that cgroup's v2 id (its
+// directory's inode, what the kernel binds): only the v2 line "0::", only
+// a direct child "job_<id>" of Slurm's root, only if both directories are
+// root's. A "job_N" a user made in a delegated subtree is not a job.
+struct JobCgroup {
+	std::uint64_t job = 0;
+	std::uint64_t id = 0;
+};
+std::optional<JobCgroup> slurm_job_cgroup(pid_t pid, const SlurmCgroups &where, const char *proc_root = "/proc");
 
 // Walks from pid up through its ancestors and returns the first for which
-// `known` says yes; a process belongs to a job if it or an ancestor was
-// registered as one of the job's tasks.
-std::optional<pid_t> registered_ancestor(pid_t pid, const std::function<bool(pid_t)> &known,
+// `known(pid, start)` says yes; a process belongs to a job if it or an
+// ancestor is one of the job's registered tasks, the same process.
+std::optional<pid_t> registered_ancestor(pid_t pid, const std::function<bool(pid_t, std::uint64_t start)> &known,
 					 const char *proc_root = "/proc");
 
 } // namespace gos::gpud

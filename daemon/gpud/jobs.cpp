@@ -124,7 +124,7 @@ nlohmann::json to_json(const Job &job)
 		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live}});
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
-		{"steps", job.steps}, {"pids", job.pids}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
+		{"steps", job.steps}, {"tasks", job.tasks}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
 		{"started", job.started}, {"ended", job.ended},
 		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
 		{"mpi_ranks", mpi_rank_list(job)}};
@@ -160,7 +160,9 @@ Job job_from_json(const nlohmann::json &j)
 		job.gpus.push_back(jg);
 	}
 	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
-	job.pids = j.at("pids").get<std::set<pid_t>>();
+	// A record's "pids" from before start times were kept is dropped: those
+	// numbers may name other processes now.
+	job.tasks = j.value("tasks", std::map<pid_t, Task>{});
 	job.cgroup = j.value("cgroup", std::uint64_t{0});
 	job.engine_instance = j.value("engine_instance", std::uint64_t{0});
 	job.started = j.at("started");

@@ -87,6 +87,14 @@ struct JobGpu {
 	bool deflated = false;
 };
 
+// A task the SPANK plugin registered: the pid and its start time name one
+// process (a recycled pid is another), forgotten when it exits or its step ends.
+struct Task {
+	std::uint64_t start = 0;	// clock ticks after boot, /proc/PID/stat
+	std::uint32_t step = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Task, start, step)
+
 struct Job {
 	std::uint64_t id = 0;
 	uid_t uid = 0;
@@ -95,7 +103,7 @@ struct Job {
 	std::uint64_t size_limit = 0;
 	std::vector<JobGpu> gpus;		// in the job's own GPU order
 	std::set<std::uint32_t> steps;
-	std::set<pid_t> pids;
+	std::map<pid_t, Task> tasks;
 	std::uint64_t cgroup = 0;		// the job's cgroup v2 id, bound in the kernel
 	std::uint64_t engine_instance = 0;	// the module load its tenants belong to
 	std::int64_t started = 0, ended = 0;	// unix seconds

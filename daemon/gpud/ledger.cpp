@@ -22,7 +22,7 @@ std::int64_t unix_now()
 JobLedger::JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine,
 		     PolicyApplier &policy, std::function<void(std::uint64_t)> release)
 	: cfg_(cfg), gpus_(gpus), engine_(engine), policy_(policy), release_(std::move(release)),
-	  store_(cfg.start.state_dir), tenants_(engine)
+	  store_(cfg.start.state_dir), tenants_(engine), cgroup_mount_(cgroup2_mount())
 {
 }
 
@@ -41,11 +41,12 @@ void JobLedger::resume()
 			GOS_LOG(log::error, "state: job " << id << " names a GPU this node no longer has; its record is kept but ignored");
 			continue;
 		}
+		forget_tasks(job);	// pids that may name other processes now
 		tenants_.adopt(job);
 		tenants_.ensure(job);
 		tenants_.bind(job);
 		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
-							   << job.pids.size() << " task(s)");
+							   << job.tasks.size() << " task(s)");
 	}
 	tenants_.sweep_unowned();
 	policy_.apply_all(jobs_);
@@ -63,25 +64,47 @@ Job *JobLedger::find_step(std::uint64_t job, std::uint32_t step)
 	return j && j->steps.count(step) ? j : nullptr;
 }
 
-std::optional<std::uint64_t> JobLedger::job_of_pid(pid_t pid) const
+std::optional<std::uint64_t> JobLedger::job_of_pid(pid_t pid)
 {
 	std::optional<std::uint64_t> found;
-	auto known = [&](pid_t p) {
-		for (const auto &[id, job] : jobs_)
-			if (!job.ended && job.pids.count(p)) {
+	auto known = [&](pid_t p, std::uint64_t start) {
+		for (auto &[id, job] : jobs_) {
+			auto task = job.tasks.find(p);
+			if (job.ended || task == job.tasks.end())
+				continue;
+			if (task->second.start == start) {
 				found = id;
 				return true;
 			}
+			forget_tasks(job);	// that task exited: p is another process now
+		}
 		return false;
 	};
 	if (registered_ancestor(pid, known))
 		return found;
-	// Slurm's cgroup plugin puts every task under .../job_<id>/, which a
-	// process cannot leave by itself.
-	auto cg = cgroup_job_of(pid);
-	if (cg && jobs_.count(*cg) && !jobs_.at(*cg).ended)
-		return cg;
+	// Slurm's cgroup plugin puts every task under its job's cgroup, which
+	// a process cannot leave by itself.
+	auto cg = slurm_job_cgroup(pid, slurm_cgroups());
+	if (cg && jobs_.count(cg->job) && !jobs_.at(cg->job).ended)
+		return cg->job;
 	return std::nullopt;
+}
+
+void JobLedger::forget_tasks(Job &job, std::optional<std::uint32_t> step)
+{
+	bool changed = false;
+	for (auto it = job.tasks.begin(); it != job.tasks.end();) {
+		auto now = proc_stat(it->first);
+		if (it->second.step != step && now && now->start == it->second.start) {
+			++it;
+			continue;
+		}
+		engine_.unbind(it->first, 0);
+		it = job.tasks.erase(it);
+		changed = true;
+	}
+	if (changed)
+		save(job);
 }
 
 Job &JobLedger::create(const gos_req_step &req)
@@ -106,6 +129,7 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 
 void JobLedger::admit(Job &job)
 {
+	forget_tasks(job);	// the kernel binds only processes that exist
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)

@@ -17,6 +17,7 @@
 #include "common/config/config.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/tenants.hpp"
@@ -40,9 +41,15 @@ public:
 	Job *find(std::uint64_t job);
 	Job &at(std::uint64_t job) { return jobs_.at(job); }	// throws std::out_of_range
 	Job *find_step(std::uint64_t job, std::uint32_t step);
-	// The registered job a process belongs to: a task of it, a descendant
-	// of one, or in its Slurm cgroup.
-	std::optional<std::uint64_t> job_of_pid(pid_t pid) const;
+	// The registered job a process belongs to: a task of it (the same
+	// process: a task found to have exited is forgotten), a descendant of
+	// one, or in its Slurm cgroup.
+	std::optional<std::uint64_t> job_of_pid(pid_t pid);
+	// Where Slurm's cgroup plugin puts the jobs, as the policy says.
+	SlurmCgroups slurm_cgroups() const { return {cgroup_mount_, cfg_.policy.slurm_cgroup}; }
+	// Forgets the job's tasks that exited, and all of step's if given,
+	// and lets the engine forget them too.
+	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
 	// A new job's record, from its first step's registration.
 	Job &create(const gos_req_step &req);
 	// The counters of one rank (one process) of a job; null if the job is gone.
@@ -74,6 +81,7 @@ private:
 	JobStore store_;
 	TenantBook tenants_;
 	Jobs jobs_;
+	std::string cgroup_mount_;			// the cgroup v2 mount, found at start
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job
 };
 

@@ -2,6 +2,7 @@
 #include <fstream>
 
 #include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/report.hpp"
 
 namespace gos::gpud {
@@ -24,7 +25,7 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 		return {-EINVAL, *why, {}};
 	std::string refused = "job " + std::to_string(req.job_id) + " belongs to another user";
 	if (const Job *job = ledger_.find(req.job_id)) {
-		if (s.peer.uid != 0 && s.peer.uid != job->uid)
+		if (!may_read_job(s.peer, job->uid))
 			return {-EACCES, refused, {}};
 		return {0, {}, build_report(ledger_.folded(*job), {}, gpus_).dump()};
 	}
@@ -34,7 +35,7 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 	auto j = nlohmann::json::parse(in, nullptr, false);
 	if (j.is_discarded())
 		return {-EIO, "the stored report for job " + std::to_string(req.job_id) + " is unreadable", {}};
-	if (s.peer.uid != 0 && j.value("uid", 0u) != s.peer.uid)
+	if (!may_read_job(s.peer, j.value("uid", 0u)))
 		return {-EACCES, refused, {}};
 	return {0, {}, j.dump()};
 }

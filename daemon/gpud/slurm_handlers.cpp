@@ -62,6 +62,7 @@ Reply SlurmHandlers::step_end(Session &, const proto::Frame &f)
 	Job *job = ledger_.find_step(req.job_id, req.step_id);
 	if (!job)
 		return no_step(req.job_id, req.step_id);
+	ledger_.forget_tasks(*job, req.step_id);
 	job->steps.erase(req.step_id);
 	if (job->steps.empty())
 		ledger_.end(job->id);
@@ -96,12 +97,20 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 	Job *job = ledger_.find_step(req.job_id, req.step_id);
 	if (!job)
 		return no_step(req.job_id, req.step_id);
-	if (req.pid <= 1)
-		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task", {}};
+	const pid_t limit = pid_max();	// pids are below it
+	if (req.pid < 2 || req.pid >= static_cast<std::uint32_t>(limit))
+		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task: pids run from 2 to " +
+					 std::to_string(limit - 1) + " (below kernel.pid_max)", {}};
 	pid_t pid = static_cast<pid_t>(req.pid);
-	job->pids.insert(pid);
+	auto now = proc_stat(pid);
+	if (!now)
+		return {-ESRCH, "no process " + std::to_string(pid) + " to register as a task of job " +
+					std::to_string(job->id), {}};
+	ledger_.forget_tasks(*job);	// an exited task whose pid this one may reuse
+	job->tasks[pid] = Task{now->start, req.step_id};
 	if (!job->cgroup)
-		job->cgroup = job_cgroup_id(pid, job->id).value_or(0);
+		if (auto cg = slurm_job_cgroup(pid, ledger_.slurm_cgroups()); cg && cg->job == job->id)
+			job->cgroup = cg->id;
 	ledger_.save(*job);
 	if (int err = ledger_.tenants().bind(*job))
 		return {err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(job->id) +

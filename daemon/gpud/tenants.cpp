@@ -102,7 +102,7 @@ int TenantBook::bind(const Job &job)
 	};
 	if (job.cgroup)
 		bind_one(0, job.cgroup);
-	for (pid_t pid : job.pids)
+	for (const auto &[pid, task] : job.tasks)
 		bind_one(pid, 0);
 	return first;
 }
@@ -111,7 +111,7 @@ void TenantBook::unbind(const Job &job)
 {
 	if (job.cgroup)
 		engine_.unbind(0, job.cgroup);
-	for (pid_t pid : job.pids)
+	for (const auto &[pid, task] : job.tasks)
 		engine_.unbind(pid, 0);
 }
 

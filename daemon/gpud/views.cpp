@@ -58,7 +58,7 @@ nlohmann::json Views::jobs()
 			gpus.push_back(job.gpus[i].node_gpu);
 		}
 		out.push_back({{"job", id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
-			       {"qos", job.qos}, {"steps", job.steps.size()}, {"tasks", job.pids.size()}, {"gpus", gpus},
+			       {"qos", job.qos}, {"steps", job.steps.size()}, {"tasks", job.tasks.size()}, {"gpus", gpus},
 			       {"resident", resident}, {"host", host}, {"started", job.started},
 			       {"report_pending", job.ended != 0}});
 	}

@@ -4,13 +4,14 @@
  * the GPU suite, the benchmarks and the QEMU guest. Static C on the wire
  * ABI alone, so that the guest's initramfs runs it as it is.
  *
- *   gos_register SOCKET step JOB[.STEP] GPU[,GPU...] [FACTOR_MILLI]
+ *   gos_register SOCKET step JOB[.STEP] GPU[,GPU...] [FACTOR_MILLI [UID]]
  *   gos_register SOCKET task JOB[.STEP] PID
  *   gos_register SOCKET exec JOB[.STEP] PROGRAM [ARG...]
  *   gos_register SOCKET end JOB.STEP    (a step's end)
  *   gos_register SOCKET end JOB         (the epilog: the job's end, its report)
  *
- * STEP is 0 unless given. exec registers this process as a task and then
+ * STEP is 0 unless given, UID (the job's user) 0. PID may be any 32-bit
+ * number, for the daemon's range check. exec registers this process as a task and then
  * becomes PROGRAM, which keeps the pid. Exits 1 with the daemon's reason
  * when it refuses, 2 on a usage error.
  */
@@ -30,7 +31,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: gos_register SOCKET step JOB[.STEP] GPU[,GPU...] [FACTOR_MILLI]\n"
+	fprintf(stderr, "usage: gos_register SOCKET step JOB[.STEP] GPU[,GPU...] [FACTOR_MILLI [UID]]\n"
 			"       gos_register SOCKET task JOB[.STEP] PID\n"
 			"       gos_register SOCKET exec JOB[.STEP] PROGRAM [ARG...]\n"
 			"       gos_register SOCKET end JOB[.STEP]\n");
@@ -146,7 +147,7 @@ static int call(const char *path, __u16 type, const void *payload, __u32 len)
 	return 0;
 }
 
-static int step(const char *sock, const char *job, const char *gpus, const char *factor)
+static int step(const char *sock, const char *job, const char *gpus, const char *factor, const char *uid)
 {
 	struct gos_req_step s = { 0 };
 	const char *at = gpus;
@@ -166,6 +167,7 @@ static int step(const char *sock, const char *job, const char *gpus, const char 
 		}
 	}
 	s.factor_milli = factor ? number(factor, "FACTOR_MILLI", UINT32_MAX, NULL) : 0;
+	s.uid = uid ? number(uid, "UID", UINT32_MAX, NULL) : 0;
 	return call(sock, GOS_REQ_STEP_REGISTER, &s, sizeof(s));
 }
 
@@ -193,11 +195,11 @@ int main(int argc, char **argv)
 	const char *what = argc > 2 ? argv[2] : "";
 
 	if (argc == 5 && !strcmp(what, "step"))
-		return step(argv[1], argv[3], argv[4], NULL);
-	if (argc == 6 && !strcmp(what, "step"))
-		return step(argv[1], argv[3], argv[4], argv[5]);
+		return step(argv[1], argv[3], argv[4], NULL, NULL);
+	if ((argc == 6 || argc == 7) && !strcmp(what, "step"))
+		return step(argv[1], argv[3], argv[4], argv[5], argc == 7 ? argv[6] : NULL);
 	if (argc == 5 && !strcmp(what, "task"))
-		return task(argv[1], argv[3], number(argv[4], "PID", INT32_MAX, NULL));
+		return task(argv[1], argv[3], number(argv[4], "PID", UINT32_MAX, NULL));
 	if (argc >= 5 && !strcmp(what, "exec")) {
 		if (task(argv[1], argv[3], getpid()))
 			return 1;

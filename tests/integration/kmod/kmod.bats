@@ -54,6 +54,9 @@ result() {	# the kselftest line for test $1
 @test "a tenant bound to a cgroup takes its processes, and no other" {
 	[[ "$(result a_cgroup_binds_its_processes_and_no_other)" == ok* ]]
 }
+@test "a task binding holds the process, not its pid: a recycled pid is not bound" {
+	[[ "$(result a_recycled_pid_is_another_process)" == ok* ]]
+}
 @test "100000 random ioctls" { [[ "$(result random_ioctls_never_hurt_the_kernel)" == ok* ]]; }
 daemon_check() {	# the guest's daemon test said ok for $1
 	tr -d '\r' <"$LOG" | grep -q '^GOS: daemon restart test finished'

@@ -584,6 +584,67 @@ TEST(a_cgroup_binds_its_processes_and_no_other)
 	close(fd);
 }
 
+/* Alloc from a child on exactly pid (kernel.ns_last_pid); -ESRCH if it never got it. */
+static int alloc_at_pid(pid_t want)
+{
+	for (int tries = 0; tries < 1000; tries++) {
+		int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY), status;
+		char number[16];
+
+		if (last < 0)
+			return -ENOENT;
+		snprintf(number, sizeof(number), "%d", (int)want - 1);
+		if (write(last, number, strlen(number)) < 0)
+			return -EIO;
+		close(last);
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			struct gos_ioc_alloc al = { .priority = 8, .size = MiB };
+
+			if (getpid() != want)
+				_exit(255);	/* another process took it: try again */
+			_exit(-call(dev(), GOS_IOC_ALLOC, &al));
+		}
+		waitpid(pid, &status, 0);
+		if (!WIFEXITED(status))
+			return -1000;
+		if (WEXITSTATUS(status) != 255)
+			return -WEXITSTATUS(status);
+	}
+	return -ESRCH;
+}
+
+TEST(a_recycled_pid_is_another_process)
+{
+	int fd = dev(), go[2], status;
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 11, 64 * MiB, &t0, &t1));
+	ASSERT_EQ(0, pipe(go));
+	pid_t task = fork();
+
+	if (task == 0) {
+		struct gos_ioc_alloc al = { .priority = 8, .size = MiB };
+		char c;
+
+		_exit(read(go[0], &c, 1) == 1 ? -call(dev(), GOS_IOC_ALLOC, &al) : 100);
+	}
+	struct gos_ioc_bind b = { .pid = (uint32_t)task, .ntenants = 1, .tenants = { t0 } };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(task, waitpid(task, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));	/* the bound task allocates */
+	if (access("/proc/sys/kernel/ns_last_pid", W_OK))
+		SKIP(return, "no kernel.ns_last_pid to place a process on a pid");
+	EXPECT_EQ(-EPERM, alloc_at_pid(task));	/* its number, another process */
+	b.pid = 4194000;	/* below PID_MAX_LIMIT, above the guest's pid_max */
+	EXPECT_EQ(-ESRCH, call(fd, GOS_IOC_BIND, &b));	/* no such process */
+	close(fd);
+}
+
 TEST(random_ioctls_never_hurt_the_kernel)
 {
 	const unsigned long cmds[] = { ALL_IOCTLS };

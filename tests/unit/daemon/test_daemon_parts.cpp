@@ -67,6 +67,11 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(c.start.simulated_gpus[0].numa_node == 1);
 	BOOST_TEST((config::parse_config("", "empty.yaml").start.fairness == config::Fairness::weighted));
 	BOOST_TEST(!config::parse_config("", "empty.yaml").policy.equal_weights);
+	config::Config ident = config::parse_config("slurm_cgroup: /slurm.scope\nmax_buffers_per_job: 100\n", "i.yaml");
+	BOOST_TEST(ident.policy.slurm_cgroup == "/slurm.scope");
+	BOOST_TEST(ident.policy.max_buffers_per_job == 100u);
+	BOOST_TEST(config::parse_config("", "empty.yaml").policy.slurm_cgroup == "/system.slice/slurmstepd.scope");
+	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_buffers_per_job == 65536u);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -92,6 +97,9 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"- a\n- b\n", "p.yaml:1:1: the policy must be a mapping"},
 		{"weights: [1, 2\n", "p.yaml:2:1: not valid YAML"},
 		{"fairness: [weighted]\n", "p.yaml:1:11: 'fairness' must be a single value"},
+		{"slurm_cgroup: system.slice\n", "p.yaml:1:15: 'slurm_cgroup' must be an absolute path"},
+		{"max_buffers_per_job: 0\n", "p.yaml:1:22: 'max_buffers_per_job' must be a number from 1 to"},
+		{"max_buffers_per_job: 2.5\n", "p.yaml:1:22: 'max_buffers_per_job' must be a whole number"},
 	};
 	for (auto &c : cases) {
 		std::string got = config_error(c.yaml);
@@ -218,31 +226,87 @@ BOOST_AUTO_TEST_CASE(gpu_numa_nodes_from_an_hwloc_topology)
 
 BOOST_AUTO_TEST_CASE(process_identity_from_proc)
 {
-	BOOST_TEST(*gpud::parent_of(::getpid()) == ::getppid());
-	BOOST_TEST(!gpud::parent_of(0x7ffffff0));
+	auto me_now = gpud::proc_stat(::getpid());
+	BOOST_REQUIRE(me_now);
+	BOOST_TEST(me_now->ppid == ::getppid());
+	BOOST_TEST(!gpud::proc_stat(0x7ffffff0));
 	pid_t me = ::getpid(), parent = ::getppid();
-	BOOST_TEST(*gpud::registered_ancestor(me, [&](pid_t p) { return p == parent; }) == parent);
-	BOOST_TEST(!gpud::registered_ancestor(me, [](pid_t) { return false; }));
+	std::uint64_t parent_start = gpud::proc_stat(parent)->start;
+	BOOST_TEST(*gpud::registered_ancestor(me, [&](pid_t p, std::uint64_t start) {
+		return p == parent && start == parent_start;
+	}) == parent);
+	// The same pid with another start time is another process: not registered.
+	BOOST_TEST(!gpud::registered_ancestor(me, [&](pid_t p, std::uint64_t start) {
+		return p == parent && start == parent_start + 1;
+	}));
+	BOOST_TEST(gpud::pid_max() >= 2);
 
 	char dir[] = "/tmp/gos-proc-XXXXXX";
 	BOOST_REQUIRE(::mkdtemp(dir));
 	std::string root = dir;
 	::mkdir((root + "/42").c_str(), 0755);
-	std::ofstream(root + "/42/cgroup") << "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n";
+	std::ofstream(root + "/42/stat") << "42 (odd (name) x) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+					     "987654 1 2 3\n";
 	::mkdir((root + "/43").c_str(), 0755);
-	std::ofstream(root + "/43/cgroup") << "0::/user.slice/job_12x/\n";
-	std::ofstream(root + "/42/stat") << "42 (odd (name) x) S 7 42 42 0\n";
-	BOOST_TEST(*gpud::cgroup_job_of(42, root.c_str()) == 1234u);
-	BOOST_TEST(!gpud::cgroup_job_of(43, root.c_str()));
-	BOOST_TEST(*gpud::parent_of(42, root.c_str()) == 7);
-	// The kernel binding's id: the inode of the job's own v2 directory.
-	std::string cg = root + "/cg";
-	BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/slurmstepd.scope/job_1234/step_0").c_str()) == 0);
+	std::ofstream(root + "/43/stat") << "43 (short) S 7\n";
+	BOOST_TEST(gpud::proc_stat(42, root.c_str())->ppid == 7);
+	BOOST_TEST(gpud::proc_stat(42, root.c_str())->start == 987654u);
+	BOOST_TEST(!gpud::proc_stat(43, root.c_str()));	// no start time: not trusted
+	std::ofstream(root + "/mounts") << "cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n"
+					   "cgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+	BOOST_TEST(gpud::cgroup2_mount((root + "/mounts").c_str()) == "/sys/fs/cgroup/unified");
+	BOOST_TEST(gpud::cgroup2_mount((root + "/none").c_str()) == "/sys/fs/cgroup");
+	BOOST_REQUIRE(std::system(("mkdir -p " + root + "/sys/kernel && echo 4096 >" + root + "/sys/kernel/pid_max").c_str()) == 0);
+	BOOST_TEST(gpud::pid_max(root.c_str()) == 4096);
+	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+// Only Slurm's own job cgroup, root's, on the v2 line, under the configured
+// root, ties a process to a job: never a job_N a user made elsewhere.
+BOOST_AUTO_TEST_CASE(slurm_cgroup_rules)
+{
+	char dir[] = "/tmp/gos-cg-XXXXXX";
+	BOOST_REQUIRE(::mkdtemp(dir));
+	std::string root = dir, cg = root + "/cg";
+	gpud::SlurmCgroups where{cg, "/system.slice/slurmstepd.scope"};
+	BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0 " +
+				   cg + "/user.slice/user-1000.slice/user@1000.service/job_77 " + cg +
+				   "/system.slice/slurmstepd.scope/job_88").c_str()) == 0);
+	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope/job_88").c_str(), 1000, 1000) == 0);
+	auto proc = [&](int pid, const std::string &cgroup) {
+		::mkdir((root + "/" + std::to_string(pid)).c_str(), 0755);
+		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << cgroup;
+		return pid;
+	};
+	int task = proc(42, "12:memory:/slurm/uid_0/job_9/step_0\n0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n");
+	int job_dir = proc(44, "0::/system.slice/slurmstepd.scope/job_1234\n");
+	int delegated = proc(45, "0::/user.slice/user-1000.slice/user@1000.service/job_77\n");
+	int v1_only = proc(46, "4:memory:/slurm/uid_0/job_1234/step_0\n0::/\n");
+	int users_job = proc(47, "0::/system.slice/slurmstepd.scope/job_88/step_0\n");
+	int nested = proc(48, "0::/system.slice/slurmstepd.scope/x/job_1234\n");
+	int not_a_job = proc(49, "0::/system.slice/slurmstepd.scope/job_12x\n");
+	int no_dir = proc(50, "0::/system.slice/slurmstepd.scope/job_5/step_0\n");
 	struct stat st{};
 	BOOST_REQUIRE(::stat((cg + "/system.slice/slurmstepd.scope/job_1234").c_str(), &st) == 0);
-	BOOST_TEST(*gpud::job_cgroup_id(42, 1234, root.c_str(), cg.c_str()) == st.st_ino);
-	BOOST_TEST(!gpud::job_cgroup_id(42, 1235, root.c_str(), cg.c_str()));	// another job's
-	BOOST_TEST(!gpud::job_cgroup_id(43, 12, root.c_str(), cg.c_str()));
+	auto found = gpud::slurm_job_cgroup(task, where, root.c_str());
+	BOOST_REQUIRE(found);
+	BOOST_TEST(found->job == 1234u);
+	BOOST_TEST(found->id == st.st_ino);	// the kernel binding's id: the job directory's inode
+	BOOST_TEST(gpud::slurm_job_cgroup(job_dir, where, root.c_str())->job == 1234u);
+	BOOST_TEST(!gpud::slurm_job_cgroup(delegated, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(v1_only, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(users_job, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(nested, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(not_a_job, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(no_dir, where, root.c_str()));
+	BOOST_TEST(!gpud::slurm_job_cgroup(4242, where, root.c_str()));	// no such process
+	// A Slurm root a user owns makes no job of its children.
+	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope").c_str(), 1000, 1000) == 0);
+	BOOST_TEST(!gpud::slurm_job_cgroup(task, where, root.c_str()));
+	// Trailing slashes in the setting are the same root.
+	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope").c_str(), 0, 0) == 0);
+	where.root += "/";
+	BOOST_TEST(gpud::slurm_job_cgroup(task, where, root.c_str())->job == 1234u);
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
@@ -258,13 +322,19 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	j.gpus[1].node_gpu = 3;
 	j.gpus[1].base.bytes_evicted = 123;
 	j.steps = {0, 1};
-	j.pids = {100, 200};
+	j.tasks = {{100, {555, 0}}, {200, {777, 1}}};
 	j.latency.add(5000);
 	j.rank(2, 100).allocs = 9;
 	gpud::Job back = gpud::job_from_json(nlohmann::json::parse(gpud::to_json(j).dump()));
 	BOOST_TEST(back.gpus[1].node_gpu == 3u);
 	BOOST_TEST(back.gpus[1].base.bytes_evicted == 123u);
-	BOOST_TEST(back.pids.count(200) == 1u);
+	BOOST_TEST(back.tasks.at(200).start == 777u);
+	BOOST_TEST(back.tasks.at(200).step == 1u);
+	// A record from before start times were kept: its pids are not trusted.
+	auto old = gpud::to_json(j);
+	old.erase("tasks");
+	old["pids"] = {100, 200};
+	BOOST_TEST(gpud::job_from_json(old).tasks.empty());
 	BOOST_TEST(back.rank(2, 100).allocs == 9u);
 	BOOST_TEST(back.latency.count() == 1u);
 	BOOST_CHECK_THROW(gpud::job_from_json(nlohmann::json::parse("{\"version\": 2}")), std::exception);

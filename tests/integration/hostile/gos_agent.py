@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""An agent on the wire, for the hostile-neighbour suite: says hello as the
+process it is and then asks what an attacker would ask. Plain Python on the
+wire ABI (include/gpuoversub/abi.h), runnable by any user.
+
+  gos_agent.py SOCKET hello [--wait] [--cgroup DIR]
+      --wait      reads a line from stdin first (the test registers us meanwhile)
+      --cgroup D  makes cgroup D and moves this process into it first
+      Prints "hello STATUS ERROR" and, whatever hello said, "stats STATUS
+      ERROR" (STATS returns the job's data). Exits 0 if hello was accepted.
+  gos_agent.py SOCKET alloc N
+      Hello, then N allocations of 4 KiB; prints "alloc I STATUS ERROR" for
+      each, then frees the first and allocates once more ("again ...").
+  gos_agent.py SOCKET at-pid PID USER hello [...]
+      As root: places a child on exactly PID (kernel.ns_last_pid), which
+      becomes USER and says hello as above. Tries until a deadline; exits 3
+      if PID was never reached.
+"""
+import os
+import pwd
+import socket
+import struct
+import sys
+import time
+
+MAGIC, VERSION, REPLY = 0x31534F47, 2, 0x100
+HELLO, ALLOC, FREE, STATS = 1, 2, 3, 7
+HDR = struct.Struct("<IHHII")
+REP = struct.Struct("<iI128s")
+
+
+def call(sock, kind, payload=b"", seq=[0]):
+    seq[0] += 1
+    sock.sendall(HDR.pack(MAGIC, VERSION, kind, seq[0], len(payload)) + payload)
+    while True:	# skip pushed order frames
+        hdr = recv(sock, HDR.size)
+        _, _, rtype, _, length = HDR.unpack(hdr)
+        body = recv(sock, length)
+        if rtype == REPLY:
+            status, _, error = REP.unpack(body[:REP.size])
+            return status, error.split(b"\0")[0].decode(), body[REP.size:]
+
+
+def recv(sock, n):
+    out = b""
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise SystemExit("gos_agent: the daemon closed the connection")
+        out += chunk
+    return out
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(path)
+    return s
+
+
+def hello(sock):
+    status, error, _ = call(sock, HELLO, struct.pack("<IiiIQ", os.getpid(), -1, -1, 1, 0))
+    print("hello", status, error, flush=True)
+    return status
+
+
+def hello_and_stats(path, args):
+    if "--wait" in args:
+        sys.stdin.readline()
+    if "--cgroup" in args:
+        cg = args[args.index("--cgroup") + 1]
+        os.makedirs(cg, exist_ok=True)
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    sock = connect(path)
+    status = hello(sock)
+    st, error, body = call(sock, STATS)
+    print("stats", st, error or body[:40].decode(errors="replace"), flush=True)
+    return 0 if status == 0 else 1
+
+
+def allocs(path, n):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    first = None
+    for i in range(n):
+        status, error, body = call(sock, ALLOC, struct.pack("<IIIIQ", 0, 0, 0, 0, 4096))
+        print("alloc", i, status, error, flush=True)
+        if status == 0 and first is None:
+            first = struct.unpack("<Q", body[:8])[0]
+    call(sock, FREE, struct.pack("<Q", first))
+    status, error, _ = call(sock, ALLOC, struct.pack("<IIIIQ", 0, 0, 0, 0, 4096))
+    print("again", status, error, flush=True)
+    return 0
+
+
+def at_pid(path, pid, user, args):
+    who = pwd.getpwnam(user)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        child = os.fork()
+        if child == 0:
+            if os.getpid() != pid:
+                os._exit(3)	# another process took it: try again
+            os.setgroups([])
+            os.setgid(who.pw_gid)
+            os.setuid(who.pw_uid)
+            try:
+                code = hello_and_stats(path, args)
+            finally:
+                sys.stdout.flush()
+            os._exit(code)
+        _, st = os.waitpid(child, 0)
+        if os.waitstatus_to_exitcode(st) != 3:
+            return os.waitstatus_to_exitcode(st)
+    print(f"gos_agent: pid {pid} never came free", file=sys.stderr)
+    return 3
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[2] == "hello":
+        return hello_and_stats(argv[1], argv[3:])
+    if len(argv) == 4 and argv[2] == "alloc":
+        return allocs(argv[1], int(argv[3]))
+    if len(argv) >= 6 and argv[2] == "at-pid" and argv[5] == "hello":
+        return at_pid(argv[1], int(argv[3]), argv[4], argv[6:])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
