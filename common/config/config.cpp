@@ -280,6 +280,15 @@ void Loader::load(Config &cfg)
 				else
 					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
 			});
+		else if (key == "reconcile")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "period")
+					cfg.policy.reconcile_period_ns = duration(w, "reconcile.period", false);
+				else if (k == "grace")
+					cfg.policy.stale_grace_ns = duration(w, "reconcile.grace", true);
+				else
+					fail(w, "unknown key '" + k + "' in 'reconcile'; use period or grace");
+			});
 		else if (key == "simulated_gpus")
 			gpus(v, cfg);
 		else

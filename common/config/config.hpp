@@ -73,6 +73,11 @@ struct Policy {
 	bool report_admin_comment = false;	// for the SPANK epilog
 	std::string exporter_textfile;		// empty = off
 	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+	// Jobs gone without a JOB_END are looked for this often (and at start
+	// and before a new job), and are gone only this long after their last
+	// registration.
+	std::uint64_t reconcile_period_ns = 60'000'000'000ULL;
+	std::uint64_t stale_grace_ns = 30'000'000'000ULL;
 };
 
 struct Config {

@@ -1,12 +1,17 @@
 #include "daemon/gpud/ledger.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <set>
 
 #include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/report.hpp"
 
 namespace gos::gpud {
@@ -24,6 +29,8 @@ JobLedger::JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, En
 	: cfg_(cfg), gpus_(gpus), engine_(engine), policy_(policy), release_(std::move(release)),
 	  store_(cfg.start.state_dir), tenants_(engine)
 {
+	const char *fault = std::getenv("GPUOVERSUBD_FAULT");
+	kill_after_report_ = fault && std::string(fault) == "kill-after-report";
 }
 
 void JobLedger::resume()
@@ -106,6 +113,7 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 
 void JobLedger::admit(Job &job)
 {
+	job.registered = unix_now();
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
@@ -113,11 +121,31 @@ void JobLedger::admit(Job &job)
 	save(job);
 }
 
-void JobLedger::end(std::uint64_t job)
+void JobLedger::add_task(Job &job, pid_t pid)
+{
+	job.pids.insert(pid);
+	if (auto start = process_start(pid))
+		job.task_starts[pid] = *start;
+	job.registered = unix_now();
+}
+
+void JobLedger::end(std::uint64_t job, const std::string &reason)
 {
 	auto it = jobs_.find(job);
-	if (it != jobs_.end() && finish(it->second))
+	if (it == jobs_.end())
+		return;
+	if (!it->second.ended)
+		it->second.end_reason = reason;
+	if (finish(it->second))
 		jobs_.erase(it);
+}
+
+bool JobLedger::reported(std::uint64_t job) const
+{
+	struct stat st{};
+	return !jobs_.count(job) &&
+	       ::stat(report_path(cfg_.policy.report_dir, job).c_str(), &st) == 0 &&
+	       S_ISREG(st.st_mode);
 }
 
 void JobLedger::persist()
@@ -180,9 +208,11 @@ void JobLedger::save(const Job &job)
 	}
 }
 
-// Releases the job's processes and tenants once, then writes its report.
-// A report that cannot be written (full disk, say) keeps the job as
-// "ended, report pending"; persist retries, so nothing is lost.
+// Releases the job's processes and tenants once, marks its record ended,
+// then writes its report. A report that cannot be written (full disk, say)
+// keeps the job as "ended, report pending"; persist retries, so nothing is
+// lost. The mark comes first, so a crash at any point after it resumes
+// the job as ended, never as running.
 bool JobLedger::finish(Job &job)
 {
 	if (!job.ended) {
@@ -199,15 +229,17 @@ bool JobLedger::finish(Job &job)
 		for (auto g : gpus)
 			policy_.apply(g, jobs_);
 		job.ended = unix_now();
+		save(job);
 	}
 	nlohmann::json rep = build_report(job, {}, gpus_);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
-		save(job);
 		return false;
 	}
+	if (kill_after_report_)
+		::raise(SIGKILL);
 	store_.remove(job.id);
 	saved_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));

@@ -52,8 +52,13 @@ public:
 	// After a step registered: tenants for the job's GPUs, its processes
 	// bound to all of them, every GPU's policy set again, the record saved.
 	void admit(Job &job);
-	// Ends the job (finish) and drops it once its report is written.
-	void end(std::uint64_t job);
+	// A task of the job, with its start, which tells a reused pid apart.
+	void add_task(Job &job, pid_t pid);
+	// Ends the job (finish) and drops it once its report is written;
+	// `reason` says why when the daemon ends it on its own.
+	void end(std::uint64_t job, const std::string &reason = {});
+	// Whether the job ended here and its report is written.
+	bool reported(std::uint64_t job) const;
 	// Every checkpoint: retires what could not be retired, retries pending
 	// reports, and saves changed records.
 	void persist();
@@ -75,6 +80,9 @@ private:
 	TenantBook tenants_;
 	Jobs jobs_;
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job
+	// Test only (GPUOVERSUBD_FAULT=kill-after-report): the daemon kills
+	// itself with SIGKILL between a job's report and its record's removal.
+	bool kill_after_report_ = false;
 };
 
 } // namespace gos::gpud

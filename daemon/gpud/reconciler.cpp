@@ -1,0 +1,106 @@
+#include "daemon/gpud/reconciler.hpp"
+
+#include <dirent.h>
+
+#include <cctype>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "common/util/log.hpp"
+#include "daemon/gpud/identity.hpp"
+
+namespace gos::gpud {
+
+std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root)
+{
+	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/stat");
+	std::string stat;
+	if (!std::getline(in, stat))
+		return std::nullopt;
+	// "pid (comm) state ppid ...": comm may hold spaces and parentheses;
+	// the start is the 20th field after it.
+	auto close = stat.rfind(')');
+	if (close == std::string::npos)
+		return std::nullopt;
+	std::istringstream rest(stat.substr(close + 1));
+	std::string field;
+	std::vector<std::string> fields;
+	while (fields.size() < 20 && rest >> field)
+		fields.push_back(field);
+	if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X")
+		return std::nullopt;
+	try {
+		return std::stoull(fields[19]);
+	} catch (const std::exception &) {
+		return std::nullopt;
+	}
+}
+
+bool ProcProbe::task_alive(pid_t pid, std::uint64_t start) const
+{
+	auto now = process_start(pid, proc_root_);
+	return now && (!start || *now == start);
+}
+
+std::set<std::uint64_t> ProcProbe::jobs_with_processes() const
+{
+	std::set<std::uint64_t> jobs;
+	DIR *d = ::opendir(proc_root_);
+	if (!d)
+		return jobs;
+	while (dirent *e = ::readdir(d)) {
+		if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])))
+			continue;
+		if (auto job = cgroup_job_of(static_cast<pid_t>(std::atol(e->d_name)), proc_root_))
+			jobs.insert(*job);
+	}
+	::closedir(d);
+	return jobs;
+}
+
+std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, std::int64_t now, std::int64_t grace_s)
+{
+	if (job.ended || signs.task_alive || signs.in_cgroup || signs.connected || now - job.registered < grace_s)
+		return std::nullopt;
+	if (job.pids.empty())
+		return "no task was registered within " + std::to_string(grace_s) + " s of its step, and no process is in its cgroup";
+	return "none of its " + std::to_string(job.pids.size()) +
+	       " task(s) is alive, no process is in its cgroup and no agent of it is connected";
+}
+
+std::size_t Reconciler::sweep()
+{
+	auto grace_s = static_cast<std::int64_t>(cfg_.policy.stale_grace_ns / 1'000'000'000ULL);
+	auto now = static_cast<std::int64_t>(std::time(nullptr));
+	std::optional<std::set<std::uint64_t>> in_cgroups;	// read once, only if some job needs it
+	std::vector<std::pair<std::uint64_t, std::string>> gone;
+	for (const auto &[id, job] : ledger_.jobs()) {
+		if (job.ended)
+			continue;
+		JobSigns signs;
+		for (pid_t pid : job.pids) {
+			auto start = job.task_starts.find(pid);
+			if (probe_.task_alive(pid, start == job.task_starts.end() ? 0 : start->second)) {
+				signs.task_alive = true;
+				break;
+			}
+		}
+		signs.connected = !sessions_.of_job(id).empty();
+		if (!signs.task_alive && !signs.connected) {
+			if (!in_cgroups)
+				in_cgroups = probe_.jobs_with_processes();
+			signs.in_cgroup = in_cgroups->count(id) > 0;
+		}
+		if (auto why = gone_because(job, signs, now, grace_s))
+			gone.emplace_back(id, *why);
+	}
+	for (const auto &[id, why] : gone) {
+		GOS_LOG(log::notice, "job " << id << " reaped: " << why);
+		ledger_.end(id, "reaped: " + why);
+	}
+	return gone.size();
+}
+
+} // namespace gos::gpud
