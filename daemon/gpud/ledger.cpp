@@ -129,14 +129,10 @@ void JobLedger::add_task(Job &job, pid_t pid)
 	job.registered = unix_now();
 }
 
-void JobLedger::end(std::uint64_t job, const std::string &reason)
+void JobLedger::end(std::uint64_t job)
 {
 	auto it = jobs_.find(job);
-	if (it == jobs_.end())
-		return;
-	if (!it->second.ended)
-		it->second.end_reason = reason;
-	if (finish(it->second))
+	if (it != jobs_.end() && finish(it->second))
 		jobs_.erase(it);
 }
 
@@ -148,16 +144,35 @@ bool JobLedger::reported(std::uint64_t job) const
 	       S_ISREG(st.st_mode);
 }
 
+void JobLedger::reap(const std::map<std::uint64_t, std::string> &gone)
+{
+	std::set<std::uint32_t> gpus;
+	for (const auto &[id, reason] : gone) {
+		Job *job = find(id);
+		if (!job || job->ended)
+			continue;
+		job->end_reason = reason;
+		gpus.merge(retire(*job));
+	}
+	for (auto g : gpus)
+		policy_.apply(g, jobs_);
+}
+
+// A few reports per checkpoint, so that reaping many jobs at once never
+// holds the event loop for long.
 void JobLedger::persist()
 {
+	constexpr int reports_per_checkpoint = 16;
+	int reports = 0;
 	tenants_.retry_retiring();
 	for (auto it = jobs_.begin(); it != jobs_.end();) {
-		if (it->second.ended && finish(it->second)) {
+		if (!it->second.ended)
+			save(it->second);
+		else if (reports++ < reports_per_checkpoint && finish(it->second)) {
 			it = jobs_.erase(it);
 			continue;
 		}
-		save(it->second);
-		++it;
+		++it;	// an ended job waiting its turn: resumed before it, it is reaped again
 	}
 }
 
@@ -208,29 +223,36 @@ void JobLedger::save(const Job &job)
 	}
 }
 
-// Releases the job's processes and tenants once, marks its record ended,
-// then writes its report. A report that cannot be written (full disk, say)
+// Its processes and tenants let go, its live counters folded into the
+// record for good, and the job marked ended (in memory): no policy counts
+// it any more. Returns its GPUs, whose policy the caller sets again.
+std::set<std::uint32_t> JobLedger::retire(Job &job)
+{
+	release_(job.id);	// its processes are gone or going
+	job = folded(job);
+	tenants_.unbind(job);
+	std::set<std::uint32_t> gpus;
+	for (auto &g : job.gpus) {
+		if (g.tenant)
+			tenants_.retire(g.tenant);
+		g.tenant = 0;
+		gpus.insert(g.node_gpu);
+	}
+	job.ended = unix_now();
+	return gpus;
+}
+
+// Retires the job once, saves its record marked ended, then writes its
+// report. A report that cannot be written (full disk, say)
 // keeps the job as "ended, report pending"; persist retries, so nothing is
 // lost. The mark comes first, so a crash at any point after it resumes
 // the job as ended, never as running.
 bool JobLedger::finish(Job &job)
 {
-	if (!job.ended) {
-		release_(job.id);	// its processes are gone or going
-		job = folded(job);	// live counters into the record, for good
-		tenants_.unbind(job);
-		std::set<std::uint32_t> gpus;
-		for (auto &g : job.gpus) {
-			if (g.tenant)
-				tenants_.retire(g.tenant);
-			g.tenant = 0;	// no longer counted by the policy
-			gpus.insert(g.node_gpu);
-		}
-		for (auto g : gpus)
+	if (!job.ended)
+		for (auto g : retire(job))
 			policy_.apply(g, jobs_);
-		job.ended = unix_now();
-		save(job);
-	}
+	save(job);	// the ended mark; unchanged when a pending report is retried
 	nlohmann::json rep = build_report(job, {}, gpus_);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,13 +55,15 @@ public:
 	void admit(Job &job);
 	// A task of the job, with its start, which tells a reused pid apart.
 	void add_task(Job &job, pid_t pid);
-	// Ends the job (finish) and drops it once its report is written;
-	// `reason` says why when the daemon ends it on its own.
-	void end(std::uint64_t job, const std::string &reason = {});
+	// Ends the job (finish) and drops it once its report is written.
+	void end(std::uint64_t job);
 	// Whether the job ended here and its report is written.
 	bool reported(std::uint64_t job) const;
-	// Every checkpoint: retires what could not be retired, retries pending
-	// reports, and saves changed records.
+	// Ends jobs that are gone, each with its reason, at once: none counts
+	// in any share from now on; their reports are written by persist.
+	void reap(const std::map<std::uint64_t, std::string> &gone);
+	// Every checkpoint: retires what could not be retired, writes pending
+	// reports (a few at a time), and saves changed records.
 	void persist();
 
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
@@ -69,6 +72,7 @@ public:
 
 private:
 	Job snapshot(const Job &job);	// a copy with the tenants' live counters
+	std::set<std::uint32_t> retire(Job &job);
 	bool finish(Job &job);
 
 	const config::Config &cfg_;

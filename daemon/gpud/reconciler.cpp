@@ -75,7 +75,7 @@ std::size_t Reconciler::sweep()
 	auto grace_s = static_cast<std::int64_t>(cfg_.policy.stale_grace_ns / 1'000'000'000ULL);
 	auto now = static_cast<std::int64_t>(std::time(nullptr));
 	std::optional<std::set<std::uint64_t>> in_cgroups;	// read once, only if some job needs it
-	std::vector<std::pair<std::uint64_t, std::string>> gone;
+	std::map<std::uint64_t, std::string> gone;
 	for (const auto &[id, job] : ledger_.jobs()) {
 		if (job.ended)
 			continue;
@@ -94,12 +94,11 @@ std::size_t Reconciler::sweep()
 			signs.in_cgroup = in_cgroups->count(id) > 0;
 		}
 		if (auto why = gone_because(job, signs, now, grace_s))
-			gone.emplace_back(id, *why);
+			gone[id] = "reaped: " + *why;
 	}
-	for (const auto &[id, why] : gone) {
-		GOS_LOG(log::notice, "job " << id << " reaped: " << why);
-		ledger_.end(id, "reaped: " + why);
-	}
+	for (const auto &[id, why] : gone)
+		GOS_LOG(log::notice, "job " << id << " " << why);
+	ledger_.reap(gone);
 	return gone.size();
 }
 
