@@ -7,6 +7,7 @@
 #include <cctype>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace gos::gpud {
 
@@ -19,22 +20,51 @@ std::optional<Peer> peer_of(int fd)
 	return Peer{cred.pid, cred.uid, cred.gid};
 }
 
-std::optional<pid_t> parent_of(pid_t pid, const char *proc_root)
+namespace {
+
+// The fields of /proc/PID/stat after "pid (comm)": comm may hold spaces
+// and parentheses. Empty if the process is gone.
+std::vector<std::string> stat_fields(pid_t pid, const char *proc_root, std::size_t count)
 {
 	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/stat");
 	std::string stat;
 	if (!std::getline(in, stat))
-		return std::nullopt;
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+		return {};
 	auto close = stat.rfind(')');
 	if (close == std::string::npos)
-		return std::nullopt;
+		return {};
 	std::istringstream rest(stat.substr(close + 1));
-	char state;
-	long ppid;
-	if (!(rest >> state >> ppid))
+	std::vector<std::string> fields;
+	std::string field;
+	while (fields.size() < count && rest >> field)
+		fields.push_back(field);
+	return fields.size() == count ? fields : std::vector<std::string>{};
+}
+
+std::optional<std::uint64_t> number(const std::string &text)
+{
+	try {
+		return std::stoull(text);
+	} catch (const std::exception &) {
 		return std::nullopt;
-	return static_cast<pid_t>(ppid);
+	}
+}
+
+} // namespace
+
+std::optional<pid_t> parent_of(pid_t pid, const char *proc_root)
+{
+	auto fields = stat_fields(pid, proc_root, 2);	// state ppid
+	auto ppid = fields.empty() ? std::nullopt : number(fields[1]);
+	return ppid ? std::optional<pid_t>(static_cast<pid_t>(*ppid)) : std::nullopt;
+}
+
+std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root)
+{
+	auto fields = stat_fields(pid, proc_root, 20);	// state ... starttime
+	if (fields.empty() || fields[0] == "Z" || fields[0] == "X")
+		return std::nullopt;
+	return number(fields[19]);
 }
 
 namespace {

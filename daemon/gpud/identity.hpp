@@ -21,6 +21,10 @@ std::optional<Peer> peer_of(int fd);
 // Parent of a process from /proc, or nullopt if it is gone.
 std::optional<pid_t> parent_of(pid_t pid, const char *proc_root = "/proc");
 
+// When a process started, in clock ticks after boot (/proc/PID/stat field
+// 22); nullopt if it is gone or a zombie.
+std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root = "/proc");
+
 // The Slurm job a process's cgroup path names ("/job_<id>/"), if any.
 std::optional<std::uint64_t> cgroup_job_of(pid_t pid, const char *proc_root = "/proc");
 

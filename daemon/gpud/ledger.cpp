@@ -11,7 +11,6 @@
 #include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/identity.hpp"
-#include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/report.hpp"
 
 namespace gos::gpud {

@@ -4,39 +4,12 @@
 
 #include <cctype>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "common/util/log.hpp"
 #include "daemon/gpud/identity.hpp"
 
 namespace gos::gpud {
-
-std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root)
-{
-	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/stat");
-	std::string stat;
-	if (!std::getline(in, stat))
-		return std::nullopt;
-	// "pid (comm) state ppid ...": comm may hold spaces and parentheses;
-	// the start is the 20th field after it.
-	auto close = stat.rfind(')');
-	if (close == std::string::npos)
-		return std::nullopt;
-	std::istringstream rest(stat.substr(close + 1));
-	std::string field;
-	std::vector<std::string> fields;
-	while (fields.size() < 20 && rest >> field)
-		fields.push_back(field);
-	if (fields.size() < 20 || fields[0] == "Z" || fields[0] == "X")
-		return std::nullopt;
-	try {
-		return std::stoull(fields[19]);
-	} catch (const std::exception &) {
-		return std::nullopt;
-	}
-}
 
 bool ProcProbe::task_alive(pid_t pid, std::uint64_t start) const
 {

@@ -13,15 +13,12 @@
 #include <string>
 
 #include "common/config/config.hpp"
+#include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/sessions.hpp"
 
 namespace gos::gpud {
-
-// When a process started, in clock ticks after boot (/proc/PID/stat field
-// 22); nullopt if it is gone or a zombie.
-std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root = "/proc");
 
 // What is left of the jobs on this node.
 class NodeProbe {
