@@ -285,7 +285,17 @@ void Loader::load(Config &cfg)
 			if (std::floor(n) != n)
 				fail(v, "'max_connections_per_uid' must be a whole number");
 			cfg.policy.max_connections_per_uid = static_cast<std::size_t>(n);
-		} else if (key == "simulated_gpus")
+		}
+		else if (key == "reconcile")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "period")
+					cfg.policy.reconcile_period_ns = duration(w, "reconcile.period", false);
+				else if (k == "grace")
+					cfg.policy.stale_grace_ns = duration(w, "reconcile.grace", true);
+				else
+					fail(w, "unknown key '" + k + "' in 'reconcile'; use period or grace");
+			});
+		else if (key == "simulated_gpus")
 			gpus(v, cfg);
 		else if (key == "slurm_cgroup")
 			cfg.policy.slurm_cgroup = path(v, key, false);

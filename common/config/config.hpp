@@ -80,6 +80,11 @@ struct Policy {
 	// children, root's, tie processes to jobs.
 	std::string slurm_cgroup = "/system.slice/slurmstepd.scope";
 	std::uint64_t max_buffers_per_job = 65536;
+	// Jobs gone without a JOB_END are looked for this often (and at start
+	// and before a new job), and are gone only this long after their last
+	// registration.
+	std::uint64_t reconcile_period_ns = 60'000'000'000ULL;
+	std::uint64_t stale_grace_ns = 30'000'000'000ULL;
 };
 
 struct Config {

@@ -29,11 +29,12 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)),
 	  policy_(cfg_, discovery_.gpus, *engine_.control),
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
+	  reconciler_(cfg_, ledger_, sessions_, node_),
 	  orders_(order_router(engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),
 	  outside_(discovery_, sessions_, *engine_.control),
-	  slurm_(ledger_, discovery_.gpus),
+	  slurm_(ledger_, reconciler_, discovery_.gpus),
 	  agent_(ledger_, *engine_.control, discovery_.gpus, orders_.get()),
 	  engine_calls_(engine_calls(cfg_, engine_, ledger_, orders_.get(), discovery_.gpus)),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
@@ -45,6 +46,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 			throw std::runtime_error("cannot add GPU " + std::to_string(g.index) + " to the engine: " + errno_text(err));
 	}
 	ledger_.resume();
+	reconciler_.sweep();	// what ended while the daemon was away
 }
 
 SessionId Daemon::open(const Peer &peer, std::function<void(proto::Bytes)> send)
@@ -117,6 +119,11 @@ void Daemon::persist_tick()
 void Daemon::export_tick()
 {
 	exporter_.write();
+}
+
+void Daemon::reconcile_tick()
+{
+	reconciler_.sweep();
 }
 
 std::vector<std::string> Daemon::reload(const config::Config &next)

@@ -25,6 +25,7 @@
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/orders.hpp"
 #include "daemon/gpud/policy.hpp"
+#include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/routes.hpp"
 #include "daemon/gpud/sessions.hpp"
 #include "daemon/gpud/usage.hpp"
@@ -52,6 +53,7 @@ public:
 	void usage_tick();	// memory used on the GPUs outside gpuoversub
 	void persist_tick();	// counters to the state directory
 	void export_tick();	// Prometheus textfile, if configured
+	void reconcile_tick();	// ends the jobs that are gone
 	// Applies a new policy; settings fixed at start are kept and named in
 	// the returned warnings.
 	std::vector<std::string> reload(const config::Config &next);
@@ -71,6 +73,8 @@ private:
 	SessionTable sessions_;
 	PolicyApplier policy_;
 	JobLedger ledger_;
+	ProcProbe node_;
+	Reconciler reconciler_;
 	std::unique_ptr<OrderRouter> orders_;	// null when the engine is the kernel's
 	Views views_;
 	Exporter exporter_;

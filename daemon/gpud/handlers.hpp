@@ -11,16 +11,22 @@
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/orders.hpp"
+#include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/reply.hpp"
 #include "daemon/gpud/sessions.hpp"
 #include "daemon/gpud/views.hpp"
 
 namespace gos::gpud {
 
-// The SPANK plugin's (root's): steps, tasks and the end of a job.
+// The SPANK plugin's (root's): steps, tasks and the end of a job. A new
+// job first has the reconciler end the jobs that are gone, so that none of
+// them shrinks its share.
 class SlurmHandlers {
 public:
-	SlurmHandlers(JobLedger &ledger, const std::vector<Gpu> &gpus) : ledger_(ledger), gpus_(gpus) {}
+	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus)
+		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus)
+	{
+	}
 	Reply step_register(Session &s, const proto::Frame &f);
 	Reply step_end(Session &s, const proto::Frame &f);
 	Reply job_end(Session &s, const proto::Frame &f);
@@ -28,6 +34,7 @@ public:
 
 private:
 	JobLedger &ledger_;
+	Reconciler &reconciler_;
 	const std::vector<Gpu> &gpus_;
 };
 

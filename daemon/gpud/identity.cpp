@@ -42,7 +42,16 @@ std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root)
 	if (!(rest >> ps.start))
 		return std::nullopt;
 	ps.ppid = static_cast<pid_t>(ppid);
+	ps.exited = state == "Z" || state == "X";
 	return ps;
+}
+
+std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root)
+{
+	auto ps = proc_stat(pid, proc_root);
+	if (!ps || ps->exited)
+		return std::nullopt;
+	return ps->start;
 }
 
 pid_t pid_max(const char *proc_root)

@@ -32,8 +32,12 @@ inline bool may_read_job(const Peer &peer, uid_t owner)
 struct ProcStat {
 	pid_t ppid = 0;
 	std::uint64_t start = 0;
+	bool exited = false;	// a zombie (or dead) awaiting its parent's wait
 };
 std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root = "/proc");
+
+// When a process started, if it runs: nullopt if it is gone or a zombie.
+std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root = "/proc");
 
 // kernel.pid_max: every pid the kernel hands out is below it.
 pid_t pid_max(const char *proc_root = "/proc");

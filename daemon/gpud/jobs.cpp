@@ -125,7 +125,7 @@ nlohmann::json to_json(const Job &job)
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
 		{"steps", job.steps}, {"tasks", job.tasks}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
-		{"started", job.started}, {"ended", job.ended},
+		{"registered", job.registered}, {"started", job.started}, {"ended", job.ended}, {"end_reason", job.end_reason},
 		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
 		{"mpi_ranks", mpi_rank_list(job)}};
 }
@@ -165,8 +165,11 @@ Job job_from_json(const nlohmann::json &j)
 	job.tasks = j.value("tasks", std::map<pid_t, Task>{});
 	job.cgroup = j.value("cgroup", std::uint64_t{0});
 	job.engine_instance = j.value("engine_instance", std::uint64_t{0});
+	// Records from before reconciliation lack these two.
 	job.started = j.at("started");
+	job.registered = j.value("registered", job.started);
 	job.ended = j.at("ended");
+	job.end_reason = j.value("end_reason", std::string{});
 	job.latency.buckets = j.at("latency_buckets");
 	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");

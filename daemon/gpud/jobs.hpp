@@ -104,9 +104,11 @@ struct Job {
 	std::vector<JobGpu> gpus;		// in the job's own GPU order
 	std::set<std::uint32_t> steps;
 	std::map<pid_t, Task> tasks;
+	std::int64_t registered = 0;		// unix seconds of the last step or task registration
 	std::uint64_t cgroup = 0;		// the job's cgroup v2 id, bound in the kernel
 	std::uint64_t engine_instance = 0;	// the module load its tenants belong to
 	std::int64_t started = 0, ended = 0;	// unix seconds
+	std::string end_reason;			// why the daemon ended it itself; empty when Slurm did
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)
 	std::map<int, MpiRank> mpi_ranks;	// from rank 0's MPI_Finalize, by rank

@@ -1,6 +1,10 @@
 #include "daemon/gpud/ledger.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <ctime>
 #include <set>
 
@@ -24,6 +28,8 @@ JobLedger::JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, En
 	: cfg_(cfg), gpus_(gpus), engine_(engine), policy_(policy), release_(std::move(release)),
 	  store_(cfg.start.state_dir), tenants_(engine), cgroup_mount_(cgroup2_mount())
 {
+	const char *fault = std::getenv("GPUOVERSUBD_FAULT");
+	kill_after_report_ = fault && std::string(fault) == "kill-after-report";
 }
 
 void JobLedger::resume()
@@ -130,11 +136,19 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 void JobLedger::admit(Job &job)
 {
 	forget_tasks(job);	// the kernel binds only processes that exist
+	job.registered = unix_now();
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
 		policy_.apply(g.node_gpu, jobs_);
 	save(job);
+}
+
+void JobLedger::add_task(Job &job, pid_t pid, const Task &task)
+{
+	forget_tasks(job);
+	job.tasks[pid] = task;
+	job.registered = unix_now();
 }
 
 void JobLedger::end(std::uint64_t job)
@@ -144,16 +158,43 @@ void JobLedger::end(std::uint64_t job)
 		jobs_.erase(it);
 }
 
+bool JobLedger::reported(std::uint64_t job) const
+{
+	struct stat st{};
+	return !jobs_.count(job) &&
+	       ::stat(report_path(cfg_.policy.report_dir, job).c_str(), &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+void JobLedger::reap(const std::map<std::uint64_t, std::string> &gone)
+{
+	std::set<std::uint32_t> gpus;
+	for (const auto &[id, reason] : gone) {
+		Job *job = find(id);
+		if (!job || job->ended)
+			continue;
+		job->end_reason = reason;
+		gpus.merge(retire(*job));
+	}
+	for (auto g : gpus)
+		policy_.apply(g, jobs_);
+}
+
+// A few reports per checkpoint, so that reaping many jobs at once never
+// holds the event loop for long.
 void JobLedger::persist()
 {
+	constexpr int reports_per_checkpoint = 16;
+	int reports = 0;
 	tenants_.retry_retiring();
 	for (auto it = jobs_.begin(); it != jobs_.end();) {
-		if (it->second.ended && finish(it->second)) {
+		if (!it->second.ended)
+			save(it->second);
+		else if (reports++ < reports_per_checkpoint && finish(it->second)) {
 			it = jobs_.erase(it);
 			continue;
 		}
-		save(it->second);
-		++it;
+		++it;	// an ended job waiting its turn: resumed before it, it is reaped again
 	}
 }
 
@@ -204,34 +245,45 @@ void JobLedger::save(const Job &job)
 	}
 }
 
-// Releases the job's processes and tenants once, then writes its report.
-// A report that cannot be written (full disk, say) keeps the job as
-// "ended, report pending"; persist retries, so nothing is lost.
+// Its processes and tenants let go, its live counters folded into the
+// record for good, and the job marked ended (in memory): no policy counts
+// it any more. Returns its GPUs, whose policy the caller sets again.
+std::set<std::uint32_t> JobLedger::retire(Job &job)
+{
+	release_(job.id);	// its processes are gone or going
+	job = folded(job);
+	tenants_.unbind(job);
+	std::set<std::uint32_t> gpus;
+	for (auto &g : job.gpus) {
+		if (g.tenant)
+			tenants_.retire(g.tenant);
+		g.tenant = 0;
+		gpus.insert(g.node_gpu);
+	}
+	job.ended = unix_now();
+	return gpus;
+}
+
+// Retires the job once, saves its record marked ended, then writes its
+// report. A report that cannot be written (full disk, say)
+// keeps the job as "ended, report pending"; persist retries, so nothing is
+// lost. The mark comes first, so a crash at any point after it resumes
+// the job as ended, never as running.
 bool JobLedger::finish(Job &job)
 {
-	if (!job.ended) {
-		release_(job.id);	// its processes are gone or going
-		job = folded(job);	// live counters into the record, for good
-		tenants_.unbind(job);
-		std::set<std::uint32_t> gpus;
-		for (auto &g : job.gpus) {
-			if (g.tenant)
-				tenants_.retire(g.tenant);
-			g.tenant = 0;	// no longer counted by the policy
-			gpus.insert(g.node_gpu);
-		}
-		for (auto g : gpus)
+	if (!job.ended)
+		for (auto g : retire(job))
 			policy_.apply(g, jobs_);
-		job.ended = unix_now();
-	}
+	save(job);	// the ended mark; unchanged when a pending report is retried
 	nlohmann::json rep = build_report(job, {}, gpus_);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
-		save(job);
 		return false;
 	}
+	if (kill_after_report_)
+		::raise(SIGKILL);
 	store_.remove(job.id);
 	saved_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));

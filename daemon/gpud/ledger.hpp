@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,18 @@ public:
 	// After a step registered: tenants for the job's GPUs, its processes
 	// bound to all of them, every GPU's policy set again, the record saved.
 	void admit(Job &job);
+	// A task of the job, the process that started at task.start; an exited
+	// task whose pid it may reuse is forgotten first.
+	void add_task(Job &job, pid_t pid, const Task &task);
 	// Ends the job (finish) and drops it once its report is written.
 	void end(std::uint64_t job);
-	// Every checkpoint: retires what could not be retired, retries pending
-	// reports, and saves changed records.
+	// Whether the job ended here and its report is written.
+	bool reported(std::uint64_t job) const;
+	// Ends jobs that are gone, each with its reason, at once: none counts
+	// in any share from now on; their reports are written by persist.
+	void reap(const std::map<std::uint64_t, std::string> &gone);
+	// Every checkpoint: retires what could not be retired, writes pending
+	// reports (a few at a time), and saves changed records.
 	void persist();
 
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
@@ -71,6 +80,7 @@ public:
 
 private:
 	Job snapshot(const Job &job);	// a copy with the tenants' live counters
+	std::set<std::uint32_t> retire(Job &job);
 	bool finish(Job &job);
 
 	const config::Config &cfg_;
@@ -83,6 +93,9 @@ private:
 	Jobs jobs_;
 	std::string cgroup_mount_;			// the cgroup v2 mount, found at start
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job
+	// Test only (GPUOVERSUBD_FAULT=kill-after-report): the daemon kills
+	// itself with SIGKILL between a job's report and its record's removal.
+	bool kill_after_report_ = false;
 };
 
 } // namespace gos::gpud

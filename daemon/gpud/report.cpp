@@ -57,6 +57,7 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"size_limit", job.size_limit},
 		{"started", iso_time(job.started)},
 		{"ended", iso_time(job.ended)},
+		{"end_reason", job.end_reason},
 		{"peak_device_bytes", peak_device},
 		{"peak_host_bytes", peak_host},
 		{"bytes_evicted", total.bytes_evicted},
@@ -73,13 +74,18 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"mpi_ranks", mpi_rank_list(job)}};
 }
 
+std::string report_path(const std::string &dir, std::uint64_t job)
+{
+	return dir + "/job-" + std::to_string(job) + ".json";
+}
+
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary)
 {
 	make_dirs(dir);
-	std::string base = dir + "/job-" + std::to_string(report["job"].get<std::uint64_t>());
-	write_file_atomically(base + ".json", report.dump(2) + "\n", 0640);
+	std::string json = report_path(dir, report["job"].get<std::uint64_t>());
+	write_file_atomically(json, report.dump(2) + "\n", 0640);
 	if (summary)
-		write_file_atomically(base + ".txt", report_summary(report), 0640);
+		write_file_atomically(json.substr(0, json.size() - 5) + ".txt", report_summary(report), 0640);
 }
 
 } // namespace gos::gpud

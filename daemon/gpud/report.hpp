@@ -15,6 +15,8 @@ namespace gos::gpud {
 
 // live[i] are the engine counters of job.gpus[i] now (zeros if none).
 nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus);
+// <dir>/job-<id>.json, the report's path.
+std::string report_path(const std::string &dir, std::uint64_t job);
 // Writes <dir>/job-<id>.json (and .txt); throws on I/O failure.
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary);
 

@@ -182,6 +182,7 @@ void Server::run()
 	every(timer(), cfg.start.usage_period_ns, &Daemon::usage_tick);
 	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
 	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
+	every(timer(), cfg.policy.reconcile_period_ns, &Daemon::reconcile_tick);
 	io_.run();
 	::unlink(public_.path.c_str());
 	::unlink(root_.path.c_str());

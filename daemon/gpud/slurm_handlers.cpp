@@ -36,8 +36,10 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " listed twice", {}};
 	}
 	Job *job = ledger_.find(req.job_id);
-	if (!job)
+	if (!job) {
+		reconciler_.sweep();
 		job = &ledger_.create(req);
+	}
 	else if (job->uid != req.uid)
 		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
 	else if (job->ended)
@@ -72,15 +74,22 @@ Reply SlurmHandlers::step_end(Session &, const proto::Frame &f)
 }
 
 // The epilog's word that the job is over, whatever steps did not say so
-// (a slurmstepd killed before its exit hook).
+// (a slurmstepd killed before its exit hook). Said again (an epilog run
+// twice, a retry after a crash), it is answered success.
 Reply SlurmHandlers::job_end(Session &, const proto::Frame &f)
 {
 	gos_req_job req;
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
 	Job *job = ledger_.find(req.job_id);
+	if (!job && ledger_.reported(req.job_id))
+		return {};
 	if (!job)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not registered on this node", {}};
+	if (job->ended) {
+		ledger_.end(job->id);	// its report is pending: try again now
+		return {};
+	}
 	if (!job->steps.empty())
 		GOS_LOG(log::warning, "job " << req.job_id << " ended with " << job->steps.size()
 					     << " step(s) that never said so");
@@ -106,8 +115,7 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 	if (!now)
 		return {-ESRCH, "no process " + std::to_string(pid) + " to register as a task of job " +
 					std::to_string(job->id), {}};
-	ledger_.forget_tasks(*job);	// an exited task whose pid this one may reuse
-	job->tasks[pid] = Task{now->start, req.step_id};
+	ledger_.add_task(*job, pid, Task{now->start, req.step_id});
 	if (!job->cgroup)
 		if (auto cg = slurm_job_cgroup(pid, ledger_.slurm_cgroups()); cg && cg->job == job->id)
 			job->cgroup = cg->id;

@@ -95,6 +95,7 @@ private:
 	bool link();
 	CUresult admit(const char *what, std::size_t size);
 	CUresult track(const BufferRef &b);
+	void place_unlinked(Buffer &b);
 	CUresult refused(const Buffer &b, int err, const std::string &why);
 	CUresult after_free(const BufferRef &b, CUresult r);
 

@@ -37,6 +37,17 @@ CUresult Agent::track(const BufferRef &b)
 	return refused(*b, err, why);
 }
 
+// While the daemon is away, managed memory that does not fit on the device
+// starts on the host, so that a full GPU fails nothing; the daemon, once
+// back, has it registered and placed like any other buffer.
+void Agent::place_unlinked(Buffer &b)
+{
+	std::size_t free_bytes = 0, total = 0;
+	if (b.engine_id || driver().cuMemGetInfo_v2(&free_bytes, &total) != CUDA_SUCCESS || free_bytes >= b.size)
+		return;
+	b.started_on_host = placement_.place(b, 0, b.size, false, link_.numa()) == 0;
+}
+
 // The application sees what a full GPU would say. A refusal of memory that
 // cannot move (-ENOSPC) is explained once per kind, with what to change.
 CUresult Agent::refused(const Buffer &b, int err, const std::string &why)
@@ -80,8 +91,10 @@ CUresult Agent::allocate(CUdeviceptr *dptr, std::size_t size, Want want, unsigne
 		return r;
 	if (want == Want::evictable && (size < settings().evictable_min || settings().ipc_device))
 		want = Want::pinned;
+	// Evictable memory is managed also while the daemon is away: plain
+	// device memory would fail on a full GPU and could never move.
 	Backing backing = want == Want::app_managed			  ? Backing::app_managed
-			  : want == Want::evictable && link_.manages(dev) ? Backing::managed
+			  : want == Want::evictable && link_.expects(dev) ? Backing::managed
 									  : Backing::device;
 	if (backing == Backing::managed && settings().reserve_bytes) {
 		BufferRef b = reserve_.take(dev, ctx, size);
@@ -96,7 +109,11 @@ CUresult Agent::allocate(CUdeviceptr *dptr, std::size_t size, Want want, unsigne
 						      : d.cuMemAlloc_v2(dptr, size);
 	if (r != CUDA_SUCCESS)
 		return r;
-	return track(std::make_shared<Buffer>(*dptr, size, dev, ctx, backing));
+	auto b = std::make_shared<Buffer>(*dptr, size, dev, ctx, backing);
+	r = track(b);
+	if (r == CUDA_SUCCESS && backing == Backing::managed)
+		place_unlinked(*b);
+	return r;
 }
 
 CUresult Agent::allocate_async(CUdeviceptr *dptr, std::size_t size, CUstream stream, CUmemoryPool pool,

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "context_overhead.hpp"
@@ -21,6 +22,14 @@ Link::Link(Registry &registry, const RankFacts &ranks, LinkEvents &events)
 bool Link::manages(int dev) const
 {
 	return connected() && dev >= 0 && static_cast<std::uint32_t>(dev) < ngpus();
+}
+
+bool Link::expects(int dev) const
+{
+	if (dev < 0 || refused_.load(std::memory_order_relaxed))
+		return false;
+	std::uint32_t n = ngpus();
+	return n ? static_cast<std::uint32_t>(dev) < n : settings().job_id != 0;
 }
 
 std::shared_ptr<EngineClient> Link::engine() const
@@ -78,6 +87,7 @@ bool Link::try_connect()
 			client.reset();
 			if (err != -ENOTCONN) {
 				state_ = State::refused;
+				refused_.store(true, std::memory_order_relaxed);
 				warn("gpuoversubd refused this process: " + why +
 				     (settings().required ? "; GPUOVERSUB_REQUIRED=1, so GPU allocations will fail"
 							  : "; its GPU memory is not managed"));
@@ -94,7 +104,9 @@ bool Link::try_connect()
 		if (!warned_)
 			warn("cannot reach gpuoversubd (" + why + "); " +
 			     (settings().required ? "GPUOVERSUB_REQUIRED=1, so GPU allocations fail until it is back"
-						  : "GPU memory passes through to the driver until it is back"));
+						  : settings().job_id ? "GPU memory is allocated as managed memory, on the host "
+										"when the GPU is full, until it is back"
+								      : "GPU memory passes through to the driver until it is back"));
 		warned_ = true;
 		state_ = State::down;
 		return false;
@@ -112,7 +124,11 @@ bool Link::try_connect()
 	state_ = State::connected;
 	live_.store(connection);
 	connected_.store(true, std::memory_order_release);
-	for (const BufferRef &b : registry_.unregistered())
+	// What the device holds first: the engine must know it before it
+	// places what waited on the host.
+	auto waiting = registry_.unregistered();
+	std::stable_partition(waiting.begin(), waiting.end(), [](const BufferRef &b) { return !b->started_on_host; });
+	for (const BufferRef &b : waiting)
 		register_buffer(b);
 	return true;
 }
@@ -132,7 +148,8 @@ void Link::lose(std::uint64_t connection)
 	events_.engine_changed();
 	state_ = State::down;
 	next_try_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-	warn("lost gpuoversubd; GPU memory passes through to the driver until it is back, then " +
+	warn("lost gpuoversubd; GPU memory is allocated as managed memory, on the host when the GPU is full, "
+	     "until it is back, then " +
 	     std::to_string(registry_.all().size()) + " buffer(s) are registered again");
 }
 
@@ -248,6 +265,7 @@ void Link::fork_child()
 		new std::shared_ptr<EngineClient>(std::move(client_));	// leaked on purpose
 	}
 	connected_.store(false);
+	refused_.store(false);
 	live_.store(0);
 	state_ = State::untried;
 	warned_ = false;

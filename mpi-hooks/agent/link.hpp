@@ -58,6 +58,10 @@ public:
 	bool connected() const { return connected_.load(std::memory_order_acquire); }
 	// Whether the engine accounts CUDA device dev's memory.
 	bool manages(int dev) const;
+	// Whether it does, or will once the daemon is back: a device the last
+	// hello named, or any device of a Slurm job's process not linked yet.
+	// Not after the daemon refused this process.
+	bool expects(int dev) const;
 	std::shared_ptr<EngineClient> engine() const;	// null when unlinked
 	// Connection number `connection` dropped (LinkEvents::lost): forget
 	// the engine's ids and try again later.
@@ -105,6 +109,7 @@ private:
 	std::vector<bool> context_reported_;	// by device
 
 	std::atomic<bool> connected_{false};
+	std::atomic<bool> refused_{false};
 	std::atomic<std::uint64_t> live_{0};	// the connection in use, 0 when none
 	std::atomic<std::uint32_t> ngpus_{0};
 	std::atomic<std::uint64_t> chunk_size_{2 << 20};

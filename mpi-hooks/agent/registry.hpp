@@ -55,6 +55,9 @@ struct Buffer {
 	std::atomic<std::uint64_t> engine_id{0};	// 0: not registered with the engine
 	std::atomic<std::uint32_t> priority{8};
 	std::atomic<bool> freed{false};
+	// Put on the host while the daemon was away: registered after the
+	// buffers on the device, so that the engine counts those first.
+	std::atomic<bool> started_on_host{false};
 	std::vector<PriorityRange> ranges;	// under op; sent on registration
 	bool pinned = false;		// given priority 0 on advice; the agent's thread's
 	bool registered = false;	// under op: an engine has known it (a later one is told so)

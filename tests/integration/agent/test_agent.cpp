@@ -196,6 +196,28 @@ BOOST_AUTO_TEST_CASE(daemon_down_at_start_then_restarted_mid_run)
 	BOOST_TEST(count(a.errors(), "lost gpuoversubd") == 1u);
 }
 
+// Finding 6 of issue 13: the daemon restarts while the GPU is full. What
+// the job allocates meanwhile starts on the host instead of failing, and
+// is accounted and placed by the daemon once it is back.
+BOOST_AUTO_TEST_CASE(a_daemon_restart_with_the_gpu_full_fails_no_allocation)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu);
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc full 240"), "ok");
+	BOOST_REQUIRE(eventually([&] { return a.where("full").first == 240 * MiB; }, 10s));
+	n.daemon.stop(SIGKILL);
+	BOOST_REQUIRE(eventually([&] { return count(a.errors(), "lost gpuoversubd") == 1u; }));
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc during 64"), "ok");
+	BOOST_TEST(a.cmd("verify during") == "ok");
+	BOOST_TEST(a.where("during").second == 64 * MiB);
+	n.daemon.start();
+	BOOST_TEST(eventually([&] { return field(n.daemon.tenant(1), "demand") == 304 * MiB; }, 10s));
+	for (const char *buf : {"full", "during"})
+		BOOST_TEST(a.cmd(std::string("verify ") + buf) == "ok");
+	BOOST_TEST(usage(a)[3] == 0u);	// the device never held more than it has
+}
+
 BOOST_AUTO_TEST_CASE(required_without_an_engine_fails_allocations_clearly)
 {
 	Node n("", false);

@@ -1,0 +1,77 @@
+#include "daemon/gpud/reconciler.hpp"
+
+#include <dirent.h>
+
+#include <cctype>
+#include <ctime>
+#include <vector>
+
+#include "common/util/log.hpp"
+#include "daemon/gpud/identity.hpp"
+
+namespace gos::gpud {
+
+bool ProcProbe::task_alive(pid_t pid, std::uint64_t start) const
+{
+	auto now = process_start(pid, proc_root_);
+	return now && (!start || *now == start);
+}
+
+std::set<std::uint64_t> ProcProbe::jobs_with_processes(const SlurmCgroups &where) const
+{
+	std::set<std::uint64_t> jobs;
+	DIR *d = ::opendir(proc_root_);
+	if (!d)
+		return jobs;
+	while (dirent *e = ::readdir(d)) {
+		if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])))
+			continue;
+		if (auto cg = slurm_job_cgroup(static_cast<pid_t>(std::atol(e->d_name)), where, proc_root_))
+			jobs.insert(cg->job);
+	}
+	::closedir(d);
+	return jobs;
+}
+
+std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, std::int64_t now, std::int64_t grace_s)
+{
+	if (job.ended || signs.task_alive || signs.in_cgroup || signs.connected || now - job.registered < grace_s)
+		return std::nullopt;
+	if (job.tasks.empty())
+		return "no task was registered within " + std::to_string(grace_s) + " s of its step, and no process is in its cgroup";
+	return "none of its " + std::to_string(job.tasks.size()) +
+	       " task(s) is alive, no process is in its cgroup and no agent of it is connected";
+}
+
+std::size_t Reconciler::sweep()
+{
+	auto grace_s = static_cast<std::int64_t>(cfg_.policy.stale_grace_ns / 1'000'000'000ULL);
+	auto now = static_cast<std::int64_t>(std::time(nullptr));
+	std::optional<std::set<std::uint64_t>> in_cgroups;	// read once, only if some job needs it
+	std::map<std::uint64_t, std::string> gone;
+	for (const auto &[id, job] : ledger_.jobs()) {
+		if (job.ended)
+			continue;
+		JobSigns signs;
+		for (const auto &[pid, task] : job.tasks) {
+			if (probe_.task_alive(pid, task.start)) {
+				signs.task_alive = true;
+				break;
+			}
+		}
+		signs.connected = !sessions_.of_job(id).empty();
+		if (!signs.task_alive && !signs.connected) {
+			if (!in_cgroups)
+				in_cgroups = probe_.jobs_with_processes(ledger_.slurm_cgroups());
+			signs.in_cgroup = in_cgroups->count(id) > 0;
+		}
+		if (auto why = gone_because(job, signs, now, grace_s))
+			gone[id] = "reaped: " + *why;
+	}
+	for (const auto &[id, why] : gone)
+		GOS_LOG(log::notice, "job " << id << " " << why);
+	ledger_.reap(gone);
+	return gone.size();
+}
+
+} // namespace gos::gpud

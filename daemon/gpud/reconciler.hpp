@@ -1,0 +1,74 @@
+// Jobs that are gone without saying so: a JOB_END lost to a crash or never
+// sent, a step registration the plugin gave up on. The reconciler asks the
+// node what is left of each job and ends, with the reason in its report,
+// every job of which nothing is left, so that no stale job counts in
+// anyone's share.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/config/config.hpp"
+#include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/ledger.hpp"
+#include "daemon/gpud/sessions.hpp"
+
+namespace gos::gpud {
+
+// What is left of the jobs on this node.
+class NodeProbe {
+public:
+	virtual ~NodeProbe() = default;
+	// Whether pid is still the process that started at `start` (0: unknown,
+	// any live process with that pid).
+	virtual bool task_alive(pid_t pid, std::uint64_t start) const = 0;
+	// The jobs whose Slurm cgroup still holds a process.
+	virtual std::set<std::uint64_t> jobs_with_processes(const SlurmCgroups &where) const = 0;
+};
+
+// The node itself, read from /proc.
+class ProcProbe final : public NodeProbe {
+public:
+	explicit ProcProbe(const char *proc_root = "/proc") : proc_root_(proc_root) {}
+	bool task_alive(pid_t pid, std::uint64_t start) const override;
+	std::set<std::uint64_t> jobs_with_processes(const SlurmCgroups &where) const override;
+
+private:
+	const char *proc_root_;
+};
+
+// Signs of life of one job.
+struct JobSigns {
+	bool task_alive = false;	// a registered task, the same process
+	bool in_cgroup = false;		// a process in the job's cgroup
+	bool connected = false;		// an agent of the job is connected
+};
+
+// Why the job is gone, or nullopt while it may still run. Nothing is gone
+// within `grace_s` of its last registration: the plugin registers a step
+// before its tasks.
+std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, std::int64_t now, std::int64_t grace_s);
+
+class Reconciler {
+public:
+	Reconciler(const config::Config &cfg, JobLedger &ledger, const SessionTable &sessions, const NodeProbe &probe)
+		: cfg_(cfg), ledger_(ledger), sessions_(sessions), probe_(probe)
+	{
+	}
+
+	// Ends every job that is gone (its report says why); returns how many.
+	std::size_t sweep();
+
+private:
+	const config::Config &cfg_;
+	JobLedger &ledger_;
+	const SessionTable &sessions_;
+	const NodeProbe &probe_;
+};
+
+} // namespace gos::gpud
