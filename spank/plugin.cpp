@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,7 @@ SPANK_PLUGIN(gpuoversub, 1)
 #include "spank/epilog.hpp"
 #include "spank/plugstack_args.hpp"
 #include "spank/request.hpp"
+#include "spank/shards.hpp"
 #include "spank/step_env.hpp"
 
 #ifndef GOS_AGENT_PATH
@@ -137,6 +139,20 @@ void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
 	std::snprintf(dst, sizeof dst, "%s", src.c_str());
 }
 
+// gres.conf beside slurmstepd's slurm.conf: each GPU's shard count.
+NodeShards gres_conf_shards(spank_t sp)
+{
+	const char *conf = std::getenv("SLURM_CONF");
+	std::string dir = conf && std::strrchr(conf, '/') ? std::string(conf, std::strrchr(conf, '/')) : "/etc/slurm";
+	std::ifstream in(dir + "/gres.conf");
+	if (!in)
+		return {};	// no gres.conf: no shards configured
+	std::string node = env_of(sp, "SLURMD_NODENAME");
+	if (node.empty())
+		return {0, "SLURMD_NODENAME is not set"};
+	return node_shards(in, node);
+}
+
 // Registers the step once its GPUs are known. Idempotent in the daemon.
 void register_step(spank_t sp)
 {
@@ -165,6 +181,14 @@ void register_step(spank_t sp)
 	copy_name(req.partition, env_of(sp, "SLURM_JOB_PARTITION"));
 	copy_name(req.account, env_of(sp, "SLURM_JOB_ACCOUNT"));
 	copy_name(req.qos, env_of(sp, "SLURM_JOB_QOS"));
+	StepShards shards = step_shards(env_of(sp, "SLURM_SHARDS_ON_NODE"), req.ngpus, gres_conf_shards(sp));
+	for (std::uint32_t i = 0; i < req.ngpus; i++) {
+		req.shards_held[i] = shards.held;
+		req.shards_total[i] = shards.total;
+	}
+	std::snprintf(req.shards_reason, sizeof req.shards_reason, "%s", shards.reason.c_str());
+	if (!shards.reason.empty())
+		slurm_info("[gpuoversub] job %u: shards unknown, weight 1: %s", job, shards.reason.c_str());
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_REGISTER, req);
 	if (!o.ok()) {
 		slurm_error("[gpuoversub] job %u step %u: gpuoversubd did not register the step: %s", job, step,

@@ -121,7 +121,8 @@ nlohmann::json to_json(const Job &job)
 {
 	nlohmann::json gpus = nlohmann::json::array();
 	for (const auto &g : job.gpus)
-		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live}});
+		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live},
+				{"shards", {{"held", g.shards.held}, {"total", g.shards.total}, {"reason", g.shards.reason}}}});
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
 		{"steps", job.steps}, {"pids", job.pids}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
@@ -157,6 +158,10 @@ Job job_from_json(const nlohmann::json &j)
 		// Records from before kernel mode have neither: base was folded.
 		jg.tenant = g.value("tenant", 0u);
 		jg.live = g.value("live", CounterBase{});
+		if (g.contains("shards"))
+			jg.shards = {g["shards"].at("held"), g["shards"].at("total"), g["shards"].at("reason")};
+		else
+			jg.shards.reason = "registered before shards were recorded";
 		job.gpus.push_back(jg);
 	}
 	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
@@ -173,12 +178,10 @@ Job job_from_json(const nlohmann::json &j)
 	return job;
 }
 
-JobPolicy policy_for(const config::Config &cfg, const Job &job)
+JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm)
 {
 	JobPolicy p;
-	if (!cfg.policy.equal_weights)
-		p.weight = lookup(cfg.policy.weights.partition, job.partition, 1) * lookup(cfg.policy.weights.account, job.account, 1) *
-			   lookup(cfg.policy.weights.qos, job.qos, 1);
+	p.weight = weigh(cfg.policy, {job.partition, job.account, job.qos, gpu.shards, slurm, gpu.deflated});
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
 	if (job.factor_milli)
