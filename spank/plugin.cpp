@@ -139,18 +139,31 @@ void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
 	std::snprintf(dst, sizeof dst, "%s", src.c_str());
 }
 
+// This node's Slurm name: SLURMD_NODENAME is set only when the tasks start,
+// so before that the step's (or batch job's) node list at our node index.
+std::string node_name(spank_t sp)
+{
+	if (std::string name = env_of(sp, "SLURMD_NODENAME"); !name.empty())
+		return name;
+	std::string list = env_of(sp, "SLURM_STEP_NODELIST");
+	if (list.empty())
+		list = env_of(sp, "SLURM_JOB_NODELIST");
+	std::uint32_t index = 0;
+	spank_get_item(sp, S_JOB_NODEID, &index);
+	auto names = hostlist_names(list);
+	return index < names.size() ? names[index] : "";
+}
+
 // gres.conf beside slurmstepd's slurm.conf: each GPU's shard count.
 NodeShards gres_conf_shards(spank_t sp)
 {
-	const char *conf = std::getenv("SLURM_CONF");
-	std::string dir = conf && std::strrchr(conf, '/') ? std::string(conf, std::strrchr(conf, '/')) : "/etc/slurm";
+	const char *own = std::getenv("SLURM_CONF");
+	std::string conf = own ? own : env_of(sp, "SLURM_CONF");
+	std::string dir = conf.rfind('/') != std::string::npos ? conf.substr(0, conf.rfind('/')) : "/etc/slurm";
 	std::ifstream in(dir + "/gres.conf");
 	if (!in)
 		return {};	// no gres.conf: no shards configured
-	std::string node = env_of(sp, "SLURMD_NODENAME");
-	if (node.empty())
-		return {0, "SLURMD_NODENAME is not set"};
-	return node_shards(in, node);
+	return node_shards(in, node_name(sp));
 }
 
 // Registers the step once its GPUs are known. Idempotent in the daemon.

@@ -1,5 +1,6 @@
 #include "spank/shards.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <sstream>
@@ -68,21 +69,27 @@ std::uint32_t device_count(std::string_view file)
 
 } // namespace
 
-bool hostlist_has(std::string_view list, std::string_view node)
+std::vector<std::string> hostlist_names(std::string_view list)
 {
+	std::vector<std::string> names;
 	for (const auto &item : hostlist_items(list)) {
 		auto open = item.find('['), close = item.find(']');
 		if (open == std::string::npos || close < open) {
-			if (item == node)
-				return true;
+			if (!item.empty())
+				names.push_back(item);
 			continue;
 		}
 		std::string prefix = item.substr(0, open), suffix = item.substr(close + 1);
 		for (const auto &n : expand_ranges(std::string_view(item).substr(open + 1, close - open - 1)))
-			if (prefix + n + suffix == node)
-				return true;
+			names.push_back(prefix + n + suffix);
 	}
-	return false;
+	return names;
+}
+
+bool hostlist_has(std::string_view list, std::string_view node)
+{
+	auto names = hostlist_names(list);
+	return std::find(names.begin(), names.end(), node) != names.end();
 }
 
 NodeShards node_shards(std::istream &gres_conf, const std::string &node)

@@ -10,6 +10,7 @@
 #include <istream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gos::spank {
 
@@ -21,7 +22,9 @@ struct NodeShards {
 // Reads gres.conf for node `node` (lines without NodeName apply to all).
 NodeShards node_shards(std::istream &gres_conf, const std::string &node);
 
-// Whether a hostlist expression (node1,gpu[01-04,7]) names `node`.
+// The names of a hostlist expression (node1,gpu[01-04,7]), in order, and
+// whether it names `node`.
+std::vector<std::string> hostlist_names(std::string_view list);
 bool hostlist_has(std::string_view list, std::string_view node);
 
 struct StepShards {

@@ -189,6 +189,26 @@ JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gp
 	return p;
 }
 
+nlohmann::json weight_json(const Weight &w)
+{
+	nlohmann::json steps = nlohmann::json::array();
+	for (const auto &s : w.steps)
+		steps.push_back({{"fact", s.fact}, {"factor", s.factor}, {"why", s.why}});
+	return {{"nominal", w.nominal}, {"effective", w.effective}, {"derivation", steps}};
+}
+
+nlohmann::json weights_json(const config::Config &cfg, const Job &job)
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (const auto &g : job.gpus) {
+		// Until the Slurm facts cache lands, Slurm's priorities are unknown.
+		nlohmann::json w = weight_json(policy_for(cfg, job, g, SlurmPriorities{}).weight);
+		w["gpu"] = g.node_gpu;
+		out.push_back(std::move(w));
+	}
+	return out;
+}
+
 std::uint32_t engine_weight(double weight)
 {
 	return static_cast<std::uint32_t>(std::clamp(std::lround(weight * 100), 1L, 65535L));

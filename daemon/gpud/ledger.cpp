@@ -201,6 +201,7 @@ bool JobLedger::finish(Job &job)
 		job.ended = unix_now();
 	}
 	nlohmann::json rep = build_report(job, {}, gpus_);
+	rep["weights"] = weights_json(cfg_, job);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {

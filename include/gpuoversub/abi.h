@@ -48,7 +48,9 @@ enum gos_wire_type {
 	/* agents: what the MPI hooks learn at MPI_Init and gather at MPI_Finalize */
 	GOS_REQ_RANK = 17,		/* gos_req_rank */
 	GOS_REQ_RANK_REPORT = 18,	/* gos_req_rank_report, then its records */
-	GOS_REQ_MAX = 18,
+	/* the job's owner or root (added in version 3) */
+	GOS_REQ_EXPLAIN = 19,		/* gos_req_job -> JSON */
+	GOS_REQ_MAX = 19,
 
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */

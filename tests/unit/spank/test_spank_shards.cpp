@@ -39,6 +39,8 @@ BOOST_AUTO_TEST_CASE(hostlists)
 	BOOST_TEST(hostlist_has("gpu[01-04]", "gpu02"));
 	BOOST_TEST(!hostlist_has("gpu[01-04]", "gpu2"));
 	BOOST_TEST(!hostlist_has("gpu[x-4]", "gpu2"));
+	auto names = hostlist_names("n[1-2],gpu[09-10]");
+	BOOST_TEST((names == std::vector<std::string>{"n1", "n2", "gpu09", "gpu10"}));
 }
 
 BOOST_AUTO_TEST_CASE(a_step_holds_its_shards_or_whole_gpus)
