@@ -41,8 +41,9 @@ export GOS_DEMO_APP=$GOS_BUILD/tests/tools/gos_testapp
 ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 
 echo "== Submitting two jobs that together ask $((2 * BUFFERS * BUFFER_MIB)) MiB of the GPU: shard:3 and shard:1 of 4"
-a=$(sbatch --parsable --gres=shard:3 -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
-b=$(sbatch --parsable --gres=shard:1 -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
+# No cap (the script's factor 2 would cap the shard:1 job at half the GPU).
+a=$(sbatch --parsable --gres=shard:3 --gpu-mem-oversub -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
+b=$(sbatch --parsable --gres=shard:1 --gpu-mem-oversub -o "$dir/job-%j.out" examples/demo/oversub-job.sbatch) || exit 1
 echo "   jobs $a (shard:3) and $b (shard:1)"
 # Both hold all their memory, each at its fair share of the device.
 shared_fairly() {
