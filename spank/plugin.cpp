@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,7 @@ SPANK_PLUGIN(gpuoversub, 1)
 #include "spank/epilog.hpp"
 #include "spank/plugstack_args.hpp"
 #include "spank/request.hpp"
+#include "spank/shards.hpp"
 #include "spank/step_env.hpp"
 
 #ifndef GOS_AGENT_PATH
@@ -137,6 +139,33 @@ void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
 	std::snprintf(dst, sizeof dst, "%s", src.c_str());
 }
 
+// This node's Slurm name: SLURMD_NODENAME is set only when the tasks start,
+// so before that the step's (or batch job's) node list at our node index.
+std::string node_name(spank_t sp)
+{
+	if (std::string name = env_of(sp, "SLURMD_NODENAME"); !name.empty())
+		return name;
+	std::string list = env_of(sp, "SLURM_STEP_NODELIST");
+	if (list.empty())
+		list = env_of(sp, "SLURM_JOB_NODELIST");
+	std::uint32_t index = 0;
+	spank_get_item(sp, S_JOB_NODEID, &index);
+	auto names = hostlist_names(list);
+	return index < names.size() ? names[index] : "";
+}
+
+// gres.conf beside slurmstepd's slurm.conf: each GPU's shard count.
+NodeShards gres_conf_shards(spank_t sp)
+{
+	const char *own = std::getenv("SLURM_CONF");
+	std::string conf = own ? own : env_of(sp, "SLURM_CONF");
+	std::string dir = conf.rfind('/') != std::string::npos ? conf.substr(0, conf.rfind('/')) : "/etc/slurm";
+	std::ifstream in(dir + "/gres.conf");
+	if (!in)
+		return {};	// no gres.conf: no shards configured
+	return node_shards(in, node_name(sp));
+}
+
 // Registers the step once its GPUs are known. Idempotent in the daemon.
 void register_step(spank_t sp)
 {
@@ -165,6 +194,14 @@ void register_step(spank_t sp)
 	copy_name(req.partition, env_of(sp, "SLURM_JOB_PARTITION"));
 	copy_name(req.account, env_of(sp, "SLURM_JOB_ACCOUNT"));
 	copy_name(req.qos, env_of(sp, "SLURM_JOB_QOS"));
+	StepShards shards = step_shards(env_of(sp, "SLURM_SHARDS_ON_NODE"), req.ngpus, gres_conf_shards(sp));
+	for (std::uint32_t i = 0; i < req.ngpus; i++) {
+		req.shards_held[i] = shards.held;
+		req.shards_total[i] = shards.total;
+	}
+	std::snprintf(req.shards_reason, sizeof req.shards_reason, "%s", shards.reason.c_str());
+	if (!shards.reason.empty())
+		slurm_info("[gpuoversub] job %u: shards unknown, weight 1: %s", job, shards.reason.c_str());
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_REGISTER, req);
 	if (!o.ok()) {
 		slurm_error("[gpuoversub] job %u step %u: gpuoversubd did not register the step: %s", job, step,

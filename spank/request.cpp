@@ -1,6 +1,7 @@
 #include "spank/request.hpp"
 
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -9,7 +10,7 @@
 namespace gos::spank {
 
 const char *const accepted_values =
-	"off, a FACTOR of the fair share such as 2 or 1.5, or a SIZE such as 40G (units K, M, G, T)";
+	"on, off (any case), a FACTOR of the fair share such as 2, 1.5 or 2x, or a SIZE such as 40G (units K, M, G, T)";
 
 std::string Request::text() const
 {
@@ -32,17 +33,24 @@ std::string_view option_value(const char *optarg)
 std::optional<Request> parse_request(std::string_view value, std::string &why)
 {
 	Request r;
-	if (value.empty()) {
+	std::string lower(value);
+	for (char &c : lower)
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+	if (value.empty() || lower == "on" || lower == "yes") {
 		r.kind = Request::Kind::on;
 		return r;
 	}
-	if (value == "off" || value == "no" || value == "0") {
+	if (lower == "off" || lower == "no" || lower == "0") {
 		r.kind = Request::Kind::off;
 		return r;
 	}
+	// A factor may be written 2x or 1.5X.
+	std::string_view number = lower;
+	if (number.size() > 1 && number.back() == 'x')
+		number.remove_suffix(1);
 	double f = 0;
-	auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f);
-	if (ec == std::errc() && end == value.data() + value.size()) {
+	auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), f);
+	if (ec == std::errc() && end == number.data() + number.size()) {
 		if (!std::isfinite(f) || f <= 0 || f > 1000) {
 			why = "--gpu-mem-oversub=" + std::string(value) + ": a FACTOR must be above 0 and at most 1000";
 			return std::nullopt;

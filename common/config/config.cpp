@@ -217,6 +217,17 @@ void Loader::load(Config &cfg)
 		}
 		else if (key == "weights")
 			table(v, key, cfg.policy.weights, 0.01, 1000);
+		else if (key == "slurm_weights")
+			each(v, key, [&](const std::string &k, Node *w) {
+				auto &sw = cfg.policy.slurm_weights;
+				bool *into = k == "shards" ? &sw.shards
+					   : k == "partition_factor" ? &sw.partition_factor
+					   : k == "qos_priority" ? &sw.qos_priority
+					   : k == "fairshare" ? &sw.fairshare : nullptr;
+				if (!into)
+					fail(w, "unknown key '" + k + "' in 'slurm_weights'; use shards, partition_factor, qos_priority or fairshare");
+				*into = boolean(w, "slurm_weights." + k);
+			});
 		else if (key == "min_share")
 			table(v, key, cfg.policy.min_share, 0, 1);
 		else if (key == "max_oversub")

@@ -37,6 +37,14 @@ struct PerTenantTable {
 	std::map<std::string, double> partition, account, qos;
 };
 
+// Which Slurm facts weigh a job (the combination rule, gpuoversub.yaml(5)).
+struct SlurmWeights {
+	bool shards = true;			// shards held / shards of the GPU
+	bool partition_factor = false;		// the partition's PriorityJobFactor
+	bool qos_priority = false;		// the QOS's Priority
+	bool fairshare = false;			// the association's fair-share factor
+};
+
 // Fixed at start: a reload keeps the running values and names those it
 // could not apply (restart_only_changes).
 struct StartSettings {
@@ -60,6 +68,7 @@ struct StartSettings {
 struct Policy {
 	bool equal_weights = false;		// fairness: equal, within the weighted family
 	PerTenantTable weights;
+	SlurmWeights slurm_weights;
 	PerTenantTable min_share;		// fractions of a GPU, 0..1
 	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
 	Ceiling over_ceiling = Ceiling::clamp;

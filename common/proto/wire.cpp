@@ -41,6 +41,7 @@ std::optional<std::size_t> request_size(std::uint16_t type)
 	case GOS_REQ_STATUS:
 	case GOS_REQ_JOBS: return 0;
 	case GOS_REQ_REPORT:
+	case GOS_REQ_EXPLAIN:
 	case GOS_REQ_JOB_END: return sizeof(gos_req_job);
 	case GOS_REQ_STEP_REGISTER: return sizeof(gos_req_step);
 	case GOS_REQ_STEP_END: return sizeof(gos_req_step_ref);

@@ -10,6 +10,8 @@
 namespace gos::gpud {
 
 std::string report_summary(const nlohmann::json &report);
+// "rank 3 (pid 812)", or "process 812" where no MPI rank is known.
+std::string who_ran(const nlohmann::json &rank);
 std::string report_compact(const nlohmann::json &report);
 
 } // namespace gos::gpud

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/report/report_text.hpp"
 #include "common/util/units.hpp"
 #include "common/proto/client.hpp"
 #include "sim/cli.hpp"
@@ -18,10 +19,11 @@ using nlohmann::json;
 namespace {
 
 const char *usage_text =
-	"usage: gpuoversubctl [--socket PATH] [--json] COMMAND\n"
+	"usage: gpuoversubctl [--socket PATH] [--json] COMMAND (options also after it)\n"
 	"  status            GPUs and the jobs on them: shares, memory, throttle\n"
 	"  jobs              jobs registered on this node\n"
 	"  report JOB        a job's eviction report (its owner or root)\n"
+	"  explain JOB       why a running job has its shares: weights and entitlements\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
 	"options:\n"
 	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock;\n"
@@ -46,6 +48,13 @@ json ask(const std::string &socket, std::uint16_t type, const void *payload = nu
 std::string gib(const json &v)
 {
 	return gos::format_bytes(v.get<std::uint64_t>());
+}
+
+// A partition, account or QOS name; an empty one is said, not left blank.
+std::string named(const json &v)
+{
+	std::string s = v.get<std::string>();
+	return s.empty() ? "(none)" : s;
 }
 
 void print_status(const json &s)
@@ -85,17 +94,37 @@ void print_jobs(const json &jobs)
 		    "tasks", "on GPU", "in host RAM");
 	for (const auto &j : jobs)
 		std::printf("%-10llu %6u %-12s %-12s %-8s %5zu %5zu %12s %12s\n", j["job"].get<unsigned long long>(),
-			    j["uid"].get<unsigned>(), j["partition"].get<std::string>().c_str(),
-			    j["account"].get<std::string>().c_str(), j["qos"].get<std::string>().c_str(),
+			    j["uid"].get<unsigned>(), named(j["partition"]).c_str(), named(j["account"]).c_str(),
+			    named(j["qos"]).c_str(),
 			    j["steps"].get<std::size_t>(), j["tasks"].get<std::size_t>(), gib(j["resident"]).c_str(),
 			    gib(j["host"]).c_str());
 }
 
-void print_report(const json &r)
+void print_job_line(const json &r)
 {
 	std::printf("job %llu (uid %u, partition %s, account %s, qos %s)\n", r["job"].get<unsigned long long>(),
-		    r["uid"].get<unsigned>(), r["partition"].get<std::string>().c_str(),
-		    r["account"].get<std::string>().c_str(), r["qos"].get<std::string>().c_str());
+		    r["uid"].get<unsigned>(), named(r["partition"]).c_str(), named(r["account"]).c_str(),
+		    named(r["qos"]).c_str());
+}
+
+void print_explain(const json &e)
+{
+	print_job_line(e);
+	for (const auto &g : e["gpus"]) {
+		std::printf("GPU %u: weight %.2f", g["gpu"].get<unsigned>(), g["weight"].get<double>());
+		for (const auto &s : g["derivation"])	// the factors, multiplied
+			std::printf("\n  %-9s x %-8g %s", s["fact"].get<std::string>().c_str(), s["factor"].get<double>(),
+				    s["why"].get<std::string>().c_str());
+		std::printf("\n  minimum %s, limit %s, demand %s\n  entitled to %s: %s\n  on the GPU %s, in host RAM %s\n",
+			    gib(g["min_bytes"]).c_str(), g["limit"].get<std::uint64_t>() ? gib(g["limit"]).c_str() : "none",
+			    gib(g["demand"]).c_str(), gib(g["entitlement"]).c_str(),
+			    g["entitlement_why"].get<std::string>().c_str(), gib(g["resident"]).c_str(), gib(g["host"]).c_str());
+	}
+}
+
+void print_report(const json &r)
+{
+	print_job_line(r);
 	std::printf("  peak on GPU %s, peak in host RAM %s\n", gib(r["peak_device_bytes"]).c_str(),
 		    gib(r["peak_host_bytes"]).c_str());
 	std::printf("  evicted %s (%llu chunks), returned %s (%llu chunks)\n", gib(r["bytes_evicted"]).c_str(),
@@ -107,8 +136,8 @@ void print_report(const json &r)
 	std::printf("  throttled %llu time(s), advice %llu time(s)\n", r["throttle_events"].get<unsigned long long>(),
 		    r["advice_events"].get<unsigned long long>());
 	for (const auto &k : r["ranks"])
-		std::printf("  rank %d (pid %d): %llu allocations, %s allocated, %s evicted, %s returned\n",
-			    k["rank"].get<int>(), k["pid"].get<int>(), k["allocs"].get<unsigned long long>(),
+		std::printf("  %s: %llu allocations, %s allocated, %s evicted, %s returned\n", gos::gpud::who_ran(k).c_str(),
+			    k["allocs"].get<unsigned long long>(),
 			    gib(k["bytes_allocated"]).c_str(), gib(k["bytes_evicted"]).c_str(), gib(k["bytes_returned"]).c_str());
 }
 
@@ -122,7 +151,7 @@ int main(int argc, char **argv)
 	bool as_json = false;
 	static const option longopts[] = {{"socket", required_argument, nullptr, 's'}, {"json", no_argument, nullptr, 'j'},
 					  {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
-	for (int c; (c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1;) {
 		switch (c) {
 		case 's': socket = optarg; break;
 		case 'j': as_json = true; break;
@@ -141,13 +170,16 @@ int main(int argc, char **argv)
 		} else if (cmd == "jobs" && optind == argc) {
 			out = ask(socket, GOS_REQ_JOBS);
 			as_json ? void(std::cout << out.dump(2) << "\n") : print_jobs(out);
-		} else if (cmd == "report" && optind + 1 == argc) {
+		} else if ((cmd == "report" || cmd == "explain") && optind + 1 == argc) {
 			char *end = nullptr;
 			gos_req_job req{std::strtoull(argv[optind], &end, 10)};
 			if (!end || *end || !req.job_id)
-				usage_error("report needs a job id, not '" + std::string(argv[optind]) + "'");
-			out = ask(socket, GOS_REQ_REPORT, &req, sizeof req);
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_report(out);
+				usage_error(cmd + " needs a job id, not '" + std::string(argv[optind]) + "'");
+			out = ask(socket, cmd == "report" ? GOS_REQ_REPORT : GOS_REQ_EXPLAIN, &req, sizeof req);
+			if (as_json)
+				std::cout << out.dump(2) << "\n";
+			else
+				cmd == "report" ? print_report(out) : print_explain(out);
 		} else {
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}

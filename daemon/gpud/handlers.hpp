@@ -84,7 +84,8 @@ private:
 	const std::vector<Gpu> &gpus_;
 };
 
-// Anyone's: the node's status, its jobs, a job's report (its owner's and root's).
+// Anyone's: the node's status, its jobs, a job's report and explanation
+// (its owner's and root's).
 class QueryHandlers {
 public:
 	QueryHandlers(const config::Config &cfg, JobLedger &ledger, Views &views, const std::vector<Gpu> &gpus)
@@ -94,6 +95,7 @@ public:
 	Reply status(Session &s, const proto::Frame &f);
 	Reply jobs(Session &s, const proto::Frame &f);
 	Reply report(Session &s, const proto::Frame &f);
+	Reply explain(Session &s, const proto::Frame &f);
 
 private:
 	const config::Config &cfg_;

@@ -121,7 +121,8 @@ nlohmann::json to_json(const Job &job)
 {
 	nlohmann::json gpus = nlohmann::json::array();
 	for (const auto &g : job.gpus)
-		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live}});
+		gpus.push_back({{"node_gpu", g.node_gpu}, {"tenant", g.tenant}, {"base", g.base}, {"live", g.live},
+				{"shards", {{"held", g.shards.held}, {"total", g.shards.total}, {"reason", g.shards.reason}}}});
 	return {{"version", 1}, {"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
 		{"qos", job.qos}, {"factor_milli", job.factor_milli}, {"size_limit", job.size_limit}, {"gpus", gpus},
 		{"steps", job.steps}, {"tasks", job.tasks}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
@@ -157,6 +158,10 @@ Job job_from_json(const nlohmann::json &j)
 		// Records from before kernel mode have neither: base was folded.
 		jg.tenant = g.value("tenant", 0u);
 		jg.live = g.value("live", CounterBase{});
+		if (g.contains("shards"))
+			jg.shards = {g["shards"].at("held"), g["shards"].at("total"), g["shards"].at("reason")};
+		else
+			jg.shards.reason = "registered before shards were recorded";
 		job.gpus.push_back(jg);
 	}
 	job.steps = j.at("steps").get<std::set<std::uint32_t>>();
@@ -178,17 +183,35 @@ Job job_from_json(const nlohmann::json &j)
 	return job;
 }
 
-JobPolicy policy_for(const config::Config &cfg, const Job &job)
+JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm)
 {
 	JobPolicy p;
-	if (!cfg.policy.equal_weights)
-		p.weight = lookup(cfg.policy.weights.partition, job.partition, 1) * lookup(cfg.policy.weights.account, job.account, 1) *
-			   lookup(cfg.policy.weights.qos, job.qos, 1);
+	p.weight = weigh(cfg.policy, {job.partition, job.account, job.qos, gpu.shards, slurm, gpu.deflated});
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
 	if (job.factor_milli)
 		p.factor = std::min(job.factor_milli / 1000.0, cfg.policy.max_oversub);
 	return p;
+}
+
+nlohmann::json weight_json(const Weight &w)
+{
+	nlohmann::json steps = nlohmann::json::array();
+	for (const auto &s : w.steps)
+		steps.push_back({{"fact", s.fact}, {"factor", s.factor}, {"why", s.why}});
+	return {{"nominal", w.nominal}, {"effective", w.effective}, {"derivation", steps}};
+}
+
+nlohmann::json weights_json(const config::Config &cfg, const Job &job)
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (const auto &g : job.gpus) {
+		// Until the Slurm facts cache lands, Slurm's priorities are unknown.
+		nlohmann::json w = weight_json(policy_for(cfg, job, g, SlurmPriorities{}).weight);
+		w["gpu"] = g.node_gpu;
+		out.push_back(std::move(w));
+	}
+	return out;
 }
 
 std::uint32_t engine_weight(double weight)

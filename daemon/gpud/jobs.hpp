@@ -17,6 +17,7 @@
 
 #include "common/config/config.hpp"
 #include "daemon/gpud/activity.hpp"
+#include "daemon/gpud/weight_rule.hpp"
 #include "gos_engine.h"
 
 // F(name, kind) for the fields of tenant_stats.def a CounterBase keeps.
@@ -80,6 +81,7 @@ struct JobGpu {
 	std::uint32_t tenant = 0;
 	CounterBase base;			// counters of earlier tenants
 	CounterBase live;			// the tenant's at the last save, folded in if it is lost
+	ShardHolding shards;			// from the first step registered on the GPU
 	// balloon
 	ActivityWindow activity;
 	std::uint64_t launches = 0;		// since the last period
@@ -123,14 +125,19 @@ Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
 
 // Weight, limit and minimum from the policy and the job's Slurm facts.
 struct JobPolicy {
-	double weight = 1;			// relative, before balloon
+	Weight weight;				// relative, with its derivation
 	double factor = 0;			// clamped FACTOR, 0 = none
 	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
 	double min_share = 0;
 };
-JobPolicy policy_for(const config::Config &cfg, const Job &job);
+JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm);
+// The weight's derivation, as explain and the report show it.
+nlohmann::json weight_json(const Weight &w);
+// Every GPU's weight derivation, for the job's report.
+nlohmann::json weights_json(const config::Config &cfg, const Job &job);
 
 // Engine weight: the relative weight in hundredths, within the engine's range.
+inline constexpr double max_engine_weight = 655.35;
 std::uint32_t engine_weight(double weight);
 
 class JobStore {

@@ -24,20 +24,23 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 		const Job *job;
 	};
 	std::vector<Entry> on_gpu;
-	double nominal_sum = 0;
+	double nominal_sum = 0, heaviest = 0;
 	for (const auto &[id, job] : jobs)
 		for (const auto &g : job.gpus)
 			if (g.node_gpu == node_gpu && g.tenant) {
-				on_gpu.push_back({&g, policy_for(cfg_, job), &job});
-				nominal_sum += on_gpu.back().p.weight;
+				// Until the Slurm facts cache lands, Slurm's priorities are unknown.
+				on_gpu.push_back({&g, policy_for(cfg_, job, g, SlurmPriorities{}), &job});
+				nominal_sum += on_gpu.back().p.weight.nominal;
+				heaviest = std::max(heaviest, on_gpu.back().p.weight.effective);
 			}
 	std::uint64_t cap = capacity(node_gpu);
+	// Slurm's priorities can exceed the engine's range: scaled, ratios kept.
+	double scale = heaviest > max_engine_weight ? max_engine_weight / heaviest : 1;
 	for (const auto &e : on_gpu) {
 		std::uint64_t limit = e.job->size_limit;
 		if (!limit && e.p.factor > 0)
-			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight / nominal_sum);
-		double weight = e.g->deflated ? e.p.weight * cfg_.policy.balloon_idle_weight : e.p.weight;
-		engine_.tenant_policy(e.g->tenant, engine_weight(weight), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
+			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight.nominal / nominal_sum);
+		engine_.tenant_policy(e.g->tenant, engine_weight(e.p.weight.effective * scale), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
 				      e.p.min_bytes(cap));
 	}
 }

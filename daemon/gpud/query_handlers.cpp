@@ -1,4 +1,4 @@
-// Anyone's questions: the node's status, its jobs, a job's report.
+// Anyone's questions: the node's status, its jobs, a job's report and explanation.
 #include <fstream>
 
 #include "daemon/gpud/handlers.hpp"
@@ -15,6 +15,20 @@ Reply QueryHandlers::status(Session &, const proto::Frame &)
 Reply QueryHandlers::jobs(Session &, const proto::Frame &)
 {
 	return {0, {}, views_.jobs().dump()};
+}
+
+// Why a running job has its shares.
+Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
+{
+	gos_req_job req;
+	if (auto why = proto::decode(f, req))
+		return {-EINVAL, *why, {}};
+	const Job *job = ledger_.find(req.job_id);
+	if (!job || job->ended)
+		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
+	if (s.peer.uid != 0 && s.peer.uid != job->uid)
+		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
+	return {0, {}, views_.explain(cfg_, *job).dump()};
 }
 
 // A running job's report so far, or an ended job's from the report directory.

@@ -44,6 +44,7 @@ Routes::Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engin
 		{GOS_REQ_STATUS, {Caller::anyone, to(query, &QueryHandlers::status)}},
 		{GOS_REQ_JOBS, {Caller::anyone, to(query, &QueryHandlers::jobs)}},
 		{GOS_REQ_REPORT, {Caller::anyone, to(query, &QueryHandlers::report)}},
+		{GOS_REQ_EXPLAIN, {Caller::anyone, to(query, &QueryHandlers::explain)}},
 	};
 }
 

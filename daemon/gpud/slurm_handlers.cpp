@@ -25,8 +25,9 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 		return {-EINVAL, "job id 0", {}};
 	if (!req.ngpus || req.ngpus > GOS_MAX_STEP_GPUS)
 		return {-EINVAL, "a step needs 1 to " + std::to_string(GOS_MAX_STEP_GPUS) + " GPUs", {}};
-	if (!proto::terminated(req.partition) || !proto::terminated(req.account) || !proto::terminated(req.qos))
-		return {-EINVAL, "partition, account or QOS name not terminated", {}};
+	if (!proto::terminated(req.partition) || !proto::terminated(req.account) || !proto::terminated(req.qos) ||
+	    !proto::terminated(req.shards_reason))
+		return {-EINVAL, "partition, account, QOS name or shards reason not terminated", {}};
 	std::set<std::uint32_t> seen;
 	for (std::uint32_t i = 0; i < req.ngpus; i++) {
 		if (req.gpus[i] >= gpus_.size())
@@ -48,6 +49,10 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 		if (std::none_of(job->gpus.begin(), job->gpus.end(), [&](auto &g) { return g.node_gpu == req.gpus[i]; })) {
 			JobGpu g;
 			g.node_gpu = req.gpus[i];
+			g.shards = {req.shards_held[i], req.shards_total[i], req.shards_reason};
+			if (g.shards.reason.empty() && g.shards.held > g.shards.total)
+				g.shards.reason = "the plugin sent " + std::to_string(g.shards.held) + " of " +
+						  std::to_string(g.shards.total) + " shards";
 			job->gpus.push_back(g);
 		}
 	job->steps.insert(req.step_id);

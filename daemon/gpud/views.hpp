@@ -1,5 +1,6 @@
 // What gpuoversubctl shows: the node's GPUs with the jobs' tenants on them
-// (status), and the jobs registered here (jobs).
+// (status), the jobs registered here (jobs), and why a job has its shares
+// (explain).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,8 @@ public:
 
 	nlohmann::json status();
 	nlohmann::json jobs();
+	// A job's weights and entitlements, with why (explain.cpp).
+	nlohmann::json explain(const config::Config &cfg, const Job &job);
 
 private:
 	const Discovery &discovery_;

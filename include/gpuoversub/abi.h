@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * gpuoversub wire ABI, version 2: the messages between agents, the SPANK
- * plugin, gpuoversubctl and the node daemon, framed on a Unix stream socket.
+ * gpuoversub wire ABI, version 3 (3 added the step's shards): the messages
+ * between agents, the SPANK plugin, gpuoversubctl and the node daemon,
+ * framed on a Unix stream socket.
  * The kernel module's ioctls will carry the same payload structs.
  *
  * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
@@ -17,7 +18,7 @@
 #include <linux/types.h>
 
 #define GOS_WIRE_MAGIC 0x31534f47u	/* "GOS1" */
-#define GOS_WIRE_VERSION 2
+#define GOS_WIRE_VERSION 3
 #define GOS_WIRE_MAX_PAYLOAD (1u << 20)	/* JSON replies included */
 #define GOS_NAME_LEN 64
 
@@ -47,7 +48,9 @@ enum gos_wire_type {
 	/* agents: what the MPI hooks learn at MPI_Init and gather at MPI_Finalize */
 	GOS_REQ_RANK = 17,		/* gos_req_rank */
 	GOS_REQ_RANK_REPORT = 18,	/* gos_req_rank_report, then its records */
-	GOS_REQ_MAX = 18,
+	/* the job's owner or root (added in version 3) */
+	GOS_REQ_EXPLAIN = 19,		/* gos_req_job -> JSON */
+	GOS_REQ_MAX = 19,
 
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */
@@ -191,6 +194,12 @@ struct gos_req_step {
 	char partition[GOS_NAME_LEN];
 	char account[GOS_NAME_LEN];
 	char qos[GOS_NAME_LEN];
+	/* version 3: shards held on gpus[i], of the GPU's shards_total[i]
+	 * (held == total for whole GPUs; total 0: none configured, or unknown
+	 * when shards_reason says why) */
+	__u32 shards_held[GOS_MAX_STEP_GPUS];
+	__u32 shards_total[GOS_MAX_STEP_GPUS];
+	char shards_reason[128];
 };
 
 struct gos_req_step_ref {

@@ -36,6 +36,18 @@ teardown() {
 	[[ "$output" == *"report needs a job id, not 'forty-two'"* ]]
 }
 
+@test "options may follow the command, and explain refuses unknown jobs plainly" {
+	run "$CTL" status --json --socket "$D/s.sock"
+	[ "$status" -eq 0 ]
+	python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["gpus"][0]["memory"] == 2 << 30' <<<"$output"
+	run "$CTL" --socket "$D/s.sock" explain 42
+	[ "$status" -eq 1 ]
+	[ "$output" = "gpuoversubctl: job 42 is not running on this node" ]
+	run "$CTL" explain forty-two --socket "$D/s.sock"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"explain needs a job id, not 'forty-two'"* ]]
+}
+
 @test "a daemon that is down is named as the cause" {
 	run "$CTL" --socket "$D/none.sock" status
 	[ "$status" -eq 1 ]

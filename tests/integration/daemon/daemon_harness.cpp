@@ -29,6 +29,21 @@ std::string daemon_binary()
 
 } // namespace
 
+bool as_nobody(const std::function<bool()> &check)
+{
+	pid_t child = ::fork();
+	if (child == 0) {
+		try {
+			::_exit(::setuid(65534) == 0 && check() ? 0 : 11);
+		} catch (...) {
+			::_exit(12);
+		}
+	}
+	int st = 0;
+	::waitpid(child, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 bool eventually(const std::function<bool()> &pred, std::chrono::milliseconds limit)
 {
 	auto end = std::chrono::steady_clock::now() + limit;

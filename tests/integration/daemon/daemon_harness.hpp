@@ -50,6 +50,10 @@ private:
 	pid_t pid_ = -1;
 };
 
+// Runs check() in a forked child as user nobody (65534): true if it held.
+// The child never returns into the test framework.
+bool as_nobody(const std::function<bool()> &check);
+
 // Waits until pred() holds, polling; false on timeout.
 bool eventually(const std::function<bool()> &pred, std::chrono::milliseconds limit = std::chrono::seconds(5));
 

@@ -341,8 +341,14 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 
 	config::Config c = config::parse_config("max_oversub: 2\nweights: {partition: {gpu: 2}, qos: {high: 3}}\n"
 						"min_share: {qos: {high: 0.1}, partition: {gpu: 0.3}}\n", "p.yaml");
-	gpud::JobPolicy p = gpud::policy_for(c, j);
-	BOOST_TEST(p.weight == 6.0);
+	j.gpus[1].shards = {1, 4, ""};
+	back = gpud::job_from_json(nlohmann::json::parse(gpud::to_json(j).dump()));
+	BOOST_TEST(back.gpus[1].shards.held == 1u);
+	BOOST_TEST(back.gpus[1].shards.total == 4u);
+	BOOST_TEST(back.gpus[0].shards.total == 0u);
+	gpud::JobPolicy p = gpud::policy_for(c, j, j.gpus[0], {});
+	BOOST_TEST(p.weight.nominal == 6.0);
+	BOOST_TEST(gpud::policy_for(c, j, j.gpus[1], {}).weight.nominal == 1.5);	// a quarter of the GPU
 	BOOST_TEST(p.factor == 2.0);	// clamped to max_oversub
 	BOOST_TEST(p.min_share == 0.3);
 	BOOST_TEST(gpud::engine_weight(6.0) == 600u);

@@ -20,11 +20,18 @@ BOOST_AUTO_TEST_CASE(option_values)
 	auto s = parse_request("40G", why);
 	BOOST_TEST((s->kind == Request::Kind::size));
 	BOOST_TEST(s->size == 40ULL << 30);
-	for (const char *bad : {"lots", "-2", "2x", "nan", "inf", "0G", "1e9"}) {
+	// Day-one spellings: any case, and a factor written as 2x.
+	for (const char *off : {"OFF", "Off", "no"})
+		BOOST_TEST_CONTEXT(off) { BOOST_TEST((parse_request(off, why)->kind == Request::Kind::off)); }
+	BOOST_TEST((parse_request("ON", why)->kind == Request::Kind::on));
+	BOOST_TEST(parse_request("2x", why)->factor_milli() == 2000u);
+	BOOST_TEST(parse_request("1.5X", why)->factor_milli() == 1500u);
+	BOOST_TEST((parse_request("2g", why)->kind == Request::Kind::size));	// sizes already took any case
+	for (const char *bad : {"lots", "-2", "x", "2xx", "nan", "inf", "0G", "1e9", "-1x"}) {
 		BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!parse_request(bad, why).has_value()); }
 	}
 	parse_request("lots", why);
-	BOOST_TEST(why.find("accepted: off, a FACTOR") != std::string::npos);
+	BOOST_TEST(why.find("accepted: on, off (any case), a FACTOR") != std::string::npos);
 	// A bare option forwarded from sbatch to srun arrives as "(null)".
 	BOOST_TEST(option_value("(null)").empty());
 	BOOST_TEST(option_value(nullptr).empty());

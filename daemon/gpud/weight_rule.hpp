@@ -1,0 +1,71 @@
+// The combination rule: a job's weight on one GPU from its Slurm allocation
+// (shards), Slurm's priorities (as the facts cache last knew them), the
+// policy file's weight maps and the balloon, with the derivation that
+// `gpuoversubctl explain` and the job's report print.
+//
+// weight = shards held / shards of the GPU
+//        × partition factor   (weights.partition[P] if the YAML has it, else PriorityJobFactor if counted)
+//        × QOS factor         (weights.qos[Q]       if the YAML has it, else QOS Priority if counted)
+//        × account factor     (weights.account[A]   if the YAML has it, else fair-share factor if counted)
+//        × balloon_idle_weight while the balloon has deflated the job on this GPU
+// A factor that is unknown, garbled or not counted is 1, with the reason.
+// A YAML entry wins over the Slurm fact of its own kind only. `fairness:
+// equal` makes every weight 1. Documented in gpuoversub.yaml(5).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config/config.hpp"
+
+namespace gos::gpud {
+
+// What Slurm says about a job, as the facts cache last knew it. Each value is optional: unknown
+// (slurmctld down and nothing cached, an unknown QOS) leaves it empty, with the reason.
+struct SlurmPriorities {
+	std::optional<std::uint32_t> partition_factor;	// PriorityJobFactor of the job's partition
+	std::optional<std::uint32_t> qos_priority;	// Priority of the job's QOS
+	std::optional<double> fairshare;		// association's fair-share factor, 0..1
+	std::string reason;				// why a value is missing or stale; empty if none
+};
+
+// The shards a job holds on one GPU, from its step registration. A job
+// holding the whole GPU (--gres=gpu) holds all of them: held == total.
+struct ShardHolding {
+	std::uint32_t held = 0;
+	std::uint32_t total = 0;	// shards of the GPU; 0 = unknown
+	std::string reason;		// why unknown; empty if known
+};
+
+struct WeightInputs {
+	std::string partition, account, qos;
+	ShardHolding shards;
+	SlurmPriorities priorities;
+	bool deflated = false;		// the balloon's, on this GPU
+};
+
+// One factor of the product: which fact or rule, the value it contributed,
+// and a human sentence (e.g. "3 of 4 shards", "unknown: slurmctld down").
+struct WeightStep {
+	std::string fact;		// shards, partition, qos, account, balloon, fairness
+	double factor = 1;
+	std::string why;
+};
+
+struct Weight {
+	double nominal = 1;		// before the balloon: sizes limits
+	double effective = 1;		// after it: what the engine gets
+	std::vector<WeightStep> steps;
+};
+
+// Which Slurm facts count is the policy's (gpuoversub.yaml `slurm_weights`:
+// shards on by default, partition_factor, qos_priority, fairshare off).
+// Never throws; every unknown input yields factor 1 and says why.
+Weight weigh(const config::Policy &policy, const WeightInputs &in);
+
+// The facts cache (daemon/gpud/slurm_facts.*): never blocks.
+// SlurmPriorities lookup(partition, qos, account, user);
+
+} // namespace gos::gpud

@@ -1,0 +1,80 @@
+// Shares from shards and `explain`, against a real daemon: the SPANK side
+// (step registrations with shards) played by this (root) test.
+#define BOOST_TEST_MODULE explain
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+#include "common/proto/client.hpp"
+#include "daemon_harness.hpp"
+
+using namespace gos_test;
+using nlohmann::json;
+
+namespace {
+
+void register_shards(DaemonUnderTest &d, std::uint64_t job, std::uint32_t held, std::uint32_t total,
+		     const char *reason = "", std::uint32_t uid = 0)
+{
+	gos_req_step s{};
+	s.job_id = job;
+	s.uid = uid;
+	s.ngpus = 1;
+	s.shards_held[0] = held;
+	s.shards_total[0] = total;
+	std::strncpy(s.shards_reason, reason, sizeof s.shards_reason - 1);
+	std::strncpy(s.partition, "gpu", sizeof s.partition - 1);
+	std::string why;
+	BOOST_REQUIRE_MESSAGE(d.request(GOS_REQ_STEP_REGISTER, &s, sizeof s, &why) == 0, why);
+}
+
+json explain(DaemonUnderTest &d, std::uint64_t job)
+{
+	gos_req_job req{job};
+	return d.ask(GOS_REQ_EXPLAIN, &req, sizeof req);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(shards_set_the_weights_and_explain_says_how)
+{
+	DaemonUnderTest d("");
+	register_shards(d, 1, 3, 4);
+	register_shards(d, 2, 1, 4);
+	BOOST_TEST(d.tenant(1)["weight"].get<double>() == 0.75);
+	BOOST_TEST(d.tenant(2)["weight"].get<double>() == 0.25);
+	json e = explain(d, 1);
+	BOOST_TEST(e["partition"] == "gpu");
+	json g = e["gpus"][0];
+	BOOST_TEST(g["weight"] == d.tenant(1)["weight"]);	// explain matches the status
+	BOOST_TEST(g["entitlement"] == d.tenant(1)["entitlement"]);
+	BOOST_TEST(g["derivation"][0]["fact"] == "shards");
+	BOOST_TEST(g["derivation"][0]["why"] == "3 of 4 shards");
+	BOOST_TEST(g["derivation"][2]["why"] == "(none): no weights.qos entry; Slurm's QOS Priority not counted");
+	BOOST_TEST(g["entitlement_why"] == "asks for no more than its weighted share: entitled to all it asks");
+}
+
+BOOST_AUTO_TEST_CASE(garbled_shards_weigh_1_and_the_reason_is_shown)
+{
+	DaemonUnderTest d("");
+	register_shards(d, 1, 0, 0, "SLURM_SHARDS_ON_NODE='x' is not a shard count");
+	register_shards(d, 2, 9, 4);
+	BOOST_TEST(d.tenant(1)["weight"].get<double>() == 1.0);
+	BOOST_TEST(d.tenant(2)["weight"].get<double>() == 1.0);
+	BOOST_TEST(explain(d, 1)["gpus"][0]["derivation"][0]["why"] == "unknown: SLURM_SHARDS_ON_NODE='x' is not a shard count");
+	BOOST_TEST(explain(d, 2)["gpus"][0]["derivation"][0]["why"] == "unknown: the plugin sent 9 of 4 shards");
+}
+
+BOOST_AUTO_TEST_CASE(explain_refuses_unknown_jobs_and_other_users)
+{
+	DaemonUnderTest d("");
+	register_shards(d, 1, 1, 4, "", 0);
+	std::string why;
+	gos_req_job unknown{42};
+	BOOST_TEST(d.request(GOS_REQ_EXPLAIN, &unknown, sizeof unknown, &why) == -ENOENT);
+	BOOST_TEST(why == "job 42 is not running on this node");
+	BOOST_TEST(as_nobody([&] {
+		auto rep = gos::proto::Client(d.socket).call(GOS_REQ_EXPLAIN, gos_req_job{1});
+		return rep.status == -EACCES && rep.error == "job 1 belongs to another user";
+	}));
+}
