@@ -53,7 +53,8 @@ public:
 	void persist_tick();	// counters to the state directory
 	void export_tick();	// Prometheus textfile, if configured
 	// Applies a new policy; settings fixed at start are kept and named in
-	// the returned warnings.
+	// the returned warnings. Throws, keeping the running policy, when the new
+	// one names a directory that is not the daemon's alone.
 	std::vector<std::string> reload(const config::Config &next);
 	void shutdown();	// persists every job
 
