@@ -127,14 +127,14 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 	return j ? &j->rank(rank, pid) : nullptr;
 }
 
-void JobLedger::admit(Job &job)
+std::string JobLedger::admit(Job &job)
 {
 	forget_tasks(job);	// the kernel binds only processes that exist
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
 		policy_.apply(g.node_gpu, jobs_);
-	save(job);
+	return save(job);
 }
 
 void JobLedger::end(std::uint64_t job)
@@ -186,22 +186,51 @@ Job JobLedger::folded(const Job &job)
 	return copy;
 }
 
-void JobLedger::save(const Job &job)
+std::string JobLedger::save(const Job &job)
 {
 	try {
 		Job now = snapshot(job);
 		std::string text = to_json(now).dump();
 		// Checkpoints run every second; only changed records are written.
 		if (saved_[job.id] == text)
-			return;
+			return "";
 		make_dirs(cfg_.start.state_dir, 0700);
 		store_.save(now);
 		saved_[job.id] = text;
+		return "";
 	} catch (const std::exception &e) {
 		// A full disk must not take the node down: the in-memory ledger
 		// stays right, only restart safety is at risk until it saves.
 		GOS_LOG(log::error, "state: cannot save job " << job.id << ": " << e.what());
+		return e.what();
 	}
+}
+
+void JobLedger::release(Job &job)
+{
+	release_(job.id);	// its processes are gone or going
+	job = folded(job);	// live counters into the record, for good
+	tenants_.unbind(job);
+	std::set<std::uint32_t> gpus;
+	for (auto &g : job.gpus) {
+		if (g.tenant)
+			tenants_.retire(g.tenant);
+		g.tenant = 0;	// no longer counted by the policy
+		gpus.insert(g.node_gpu);
+	}
+	for (auto g : gpus)
+		policy_.apply(g, jobs_);
+}
+
+void JobLedger::discard(std::uint64_t job)
+{
+	auto it = jobs_.find(job);
+	if (it == jobs_.end())
+		return;
+	release(it->second);
+	store_.remove(job);
+	saved_.erase(job);
+	jobs_.erase(it);
 }
 
 // Releases the job's processes and tenants once, then writes its report.
@@ -210,30 +239,23 @@ void JobLedger::save(const Job &job)
 bool JobLedger::finish(Job &job)
 {
 	if (!job.ended) {
-		release_(job.id);	// its processes are gone or going
-		job = folded(job);	// live counters into the record, for good
-		tenants_.unbind(job);
-		std::set<std::uint32_t> gpus;
-		for (auto &g : job.gpus) {
-			if (g.tenant)
-				tenants_.retire(g.tenant);
-			g.tenant = 0;	// no longer counted by the policy
-			gpus.insert(g.node_gpu);
-		}
-		for (auto g : gpus)
-			policy_.apply(g, jobs_);
+		release(job);
 		job.ended = unix_now();
 	}
 	nlohmann::json rep = build_report(job, {}, gpus_);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
-		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
+		// Retried every checkpoint; said once, then once a minute.
+		if (auto held = report_failures_[job.id].pass())
+			GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry"
+							      << (*held ? " (" + std::to_string(*held) + " more failures since)" : ""));
 		save(job);
 		return false;
 	}
 	store_.remove(job.id);
 	saved_.erase(job.id);
+	report_failures_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));
 	return true;
 }

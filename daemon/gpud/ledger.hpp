@@ -15,6 +15,7 @@
 #include <gpuoversub/abi.h>
 
 #include "common/config/config.hpp"
+#include "common/util/log_limit.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/identity.hpp"
@@ -58,7 +59,11 @@ public:
 
 	// After a step registered: tenants for the job's GPUs, its processes
 	// bound to all of them, every GPU's policy set again, the record saved.
-	void admit(Job &job);
+	// Returns why the record could not be saved, or "".
+	std::string admit(Job &job);
+	// Drops a job whose first registration could not be saved: its
+	// processes and tenants are let go, and no report is written.
+	void discard(std::uint64_t job);
 	// Ends the job (finish) and drops it once its report is written.
 	void end(std::uint64_t job);
 	// Every checkpoint: retires what could not be retired, retries pending
@@ -67,9 +72,11 @@ public:
 
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
 	Job folded(const Job &job);	// a copy with the live counters folded into the base
-	void save(const Job &job);
+	// Writes the record if it changed; returns why it could not, or "".
+	std::string save(const Job &job);
 
 private:
+	void release(Job &job);	// its processes and tenants, once, as it ends
 	Job snapshot(const Job &job);	// a copy with the tenants' live counters
 	bool finish(Job &job);
 
@@ -83,6 +90,7 @@ private:
 	Jobs jobs_;
 	std::string cgroup_mount_;			// the cgroup v2 mount, found at start
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job
+	std::map<std::uint64_t, LogLimit> report_failures_;	// per job whose report is pending
 };
 
 } // namespace gos::gpud

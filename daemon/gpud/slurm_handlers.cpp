@@ -36,7 +36,8 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " listed twice", {}};
 	}
 	Job *job = ledger_.find(req.job_id);
-	if (!job)
+	bool fresh = !job;
+	if (fresh)
 		job = &ledger_.create(req);
 	else if (job->uid != req.uid)
 		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
@@ -48,8 +49,18 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 			g.node_gpu = req.gpus[i];
 			job->gpus.push_back(g);
 		}
-	job->steps.insert(req.step_id);
-	ledger_.admit(*job);
+	bool new_step = job->steps.insert(req.step_id).second;
+	// A job the daemon could not save would be lost by a restart: the
+	// plugin hears so now, rather than success.
+	if (auto why = ledger_.admit(*job); !why.empty()) {
+		std::uint64_t id = job->id;
+		if (fresh)
+			ledger_.discard(id);
+		else if (new_step)
+			job->steps.erase(req.step_id);
+		return {-EIO, "job " + std::to_string(id) + " step " + std::to_string(req.step_id) +
+				      " not registered: its record cannot be saved (" + why + ")", {}};
+	}
 	GOS_LOG(log::info, "job " << job->id << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
 	return {};
 }
