@@ -36,7 +36,7 @@ std::string temporary_name(const std::string &name)
 	return "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(serial++) + ".tmp";
 }
 
-void write_all(int fd, const std::string &content, const std::string &tmp)
+void write_all(int fd, const std::string &content, const std::string &path)
 {
 	std::size_t off = 0;
 	while (off < content.size()) {
@@ -44,7 +44,7 @@ void write_all(int fd, const std::string &content, const std::string &tmp)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			fail("cannot write", tmp, errno);
+			fail("cannot write", path, errno);
 		off += static_cast<std::size_t>(n);
 	}
 }
@@ -62,21 +62,20 @@ void write_file_atomically(const std::string &path, const std::string &content, 
 	if (dfd.fd < 0)
 		fail("cannot open the directory", dir, errno);
 	std::string tmp = temporary_name(name);
-	std::string shown = dir + "/" + tmp;
 	Fd fd{::openat(dfd.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)};
 	if (fd.fd < 0)
-		fail("cannot create", shown, errno);
+		fail("cannot create a temporary for", path, errno);
 	try {
 		// The mode asked for, whatever the umask.
 		if (::fchmod(fd.fd, mode) != 0)
-			fail("cannot set the mode of", shown, errno);
-		write_all(fd.fd, content, shown);
+			fail("cannot set the mode of", path, errno);
+		write_all(fd.fd, content, path);
 		if (::fsync(fd.fd) != 0)
-			fail("cannot flush", shown, errno);
+			fail("cannot flush", path, errno);
 		int closed = ::close(fd.fd);
 		fd.fd = -1;
 		if (closed != 0)
-			fail("cannot flush", shown, errno);
+			fail("cannot flush", path, errno);
 		if (::renameat(dfd.fd, tmp.c_str(), dfd.fd, name.c_str()) != 0)
 			fail("cannot rename into place", path, errno);
 	} catch (...) {

@@ -58,8 +58,7 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 			ledger_.discard(id);
 		else if (new_step)
 			job->steps.erase(req.step_id);
-		return {-EIO, "job " + std::to_string(id) + " step " + std::to_string(req.step_id) +
-				      " not registered: its record cannot be saved (" + why + ")", {}};
+		return {-EIO, "job " + std::to_string(id) + " not saved, so not registered: " + why, {}};
 	}
 	GOS_LOG(log::info, "job " << job->id << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
 	return {};
