@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ struct FullDisk {
 	std::string dir, filler;
 	explicit FullDisk(const std::string &d) : dir(d), filler(d + "/filler")
 	{
+		::mkdir(dir.c_str(), 0755);	// the report directory may not be made yet
 		BOOST_REQUIRE_MESSAGE(::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k,mode=0700") == 0,
 				      "mount tmpfs on " << dir << ": " << std::strerror(errno));
 		int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
