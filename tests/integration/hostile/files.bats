@@ -96,6 +96,17 @@ refused_at_start() {
 	[ -f "$D/state/job-101.json.bad" ] && [ -L "$D/state/job-102.json.bad" ]
 }
 
+@test "a reload after the report directory became world-writable is refused, the running policy kept" {
+	policy
+	"$GPUD" -c "$D/p.yaml" 2>"$D/log" &
+	PID=$!
+	wait_until 10 test -S "$D/run/s.sock"
+	chmod 1777 "$D/reports"
+	kill -HUP "$PID"
+	wait_until 10 grep -q "reload: keeping the running policy: report directory $D/reports is owned by uid 0 (root) with mode 1777" "$D/log"
+	! grep -q "reload: policy .* applied" "$D/log"
+}
+
 @test "a socket directory a neighbour owns: the daemon refuses to start, saying why" {
 	chown gos-nb1 "$D/run"
 	refused_at_start "socket directory" "$D/run" "$(neighbour_uid 1) (gos-nb1) with mode 0755"
