@@ -247,9 +247,9 @@ bool JobLedger::finish(Job &job)
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
 		// Retried every checkpoint; said once, then once a minute.
-		if (auto held = report_failures_[job.id].pass())
-			GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry"
-							      << (*held ? " (" + std::to_string(*held) + " more failures since)" : ""));
+		auto limit = report_failures_.try_emplace(job.id, std::chrono::minutes(1)).first;
+		GOS_LOG_LIMITED(limit->second, log::error,
+				"report for job " << job.id << " not written: " << e.what() << "; will retry");
 		save(job);
 		return false;
 	}

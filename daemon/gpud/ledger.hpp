@@ -15,7 +15,7 @@
 #include <gpuoversub/abi.h>
 
 #include "common/config/config.hpp"
-#include "common/util/log_limit.hpp"
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/identity.hpp"
@@ -90,7 +90,7 @@ private:
 	Jobs jobs_;
 	std::string cgroup_mount_;			// the cgroup v2 mount, found at start
 	std::map<std::uint64_t, std::string> saved_;	// last record written per job
-	std::map<std::uint64_t, LogLimit> report_failures_;	// per job whose report is pending
+	std::map<std::uint64_t, RateLimit> report_failures_;	// per job whose report is pending
 };
 
 } // namespace gos::gpud
