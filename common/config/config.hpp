@@ -7,6 +7,7 @@
 // with) and the policy proper, which a reload (SIGHUP) replaces.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -101,8 +102,16 @@ struct Config {
 	Policy policy;
 };
 
+// Limits no real policy comes near, checked before the text is loaded so
+// that a hostile or mistaken file is refused fast, with file:line:column.
+constexpr std::size_t max_file_bytes = 1 << 20;
+constexpr std::size_t max_depth = 32;	// nested mappings and lists
+constexpr std::size_t max_nodes = 100000;	// values, mappings, lists, aliases
+
 // Parses YAML text; `name` is used in messages.
 Config parse_config(const std::string &text, const std::string &name);
+// Reads a regular file (never a directory, FIFO or device) of at most
+// max_file_bytes and parses it.
 Config load_config(const std::string &path);
 
 // The policy-file keys whose start settings differ between running and

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -16,43 +17,72 @@ namespace {
 	throw std::runtime_error(what + " " + path + ": " + std::strerror(err));
 }
 
-} // namespace
+// Closes a descriptor on scope exit.
+struct Fd {
+	int fd;
+	~Fd()
+	{
+		if (fd >= 0)
+			::close(fd);
+	}
+};
 
-void write_file_atomically(const std::string &path, const std::string &content, unsigned mode)
+// ".NAME.PID.N.tmp": unique to this process and call, so a temporary a
+// killed run left behind is never reused, and hidden from the daemon's
+// scans of job-*.json.
+std::string temporary_name(const std::string &name)
 {
-	std::string tmp = path + ".tmp";
-	int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		fail("cannot create", tmp, errno);
+	static std::atomic<unsigned> serial{0};
+	return "." + name + "." + std::to_string(::getpid()) + "." + std::to_string(serial++) + ".tmp";
+}
+
+void write_all(int fd, const std::string &content, const std::string &path)
+{
 	std::size_t off = 0;
 	while (off < content.size()) {
 		ssize_t n = ::write(fd, content.data() + off, content.size() - off);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int err = errno;
-			::close(fd);
-			::unlink(tmp.c_str());
-			fail("cannot write", tmp, err);
-		}
+		if (n < 0)
+			fail("cannot write", path, errno);
 		off += static_cast<std::size_t>(n);
 	}
-	if (::fsync(fd) != 0 || ::close(fd) != 0) {
-		int err = errno;
-		::unlink(tmp.c_str());
-		fail("cannot flush", tmp, err);
+}
+
+} // namespace
+
+void write_file_atomically(const std::string &path, const std::string &content, unsigned mode)
+{
+	std::size_t slash = path.find_last_of('/');
+	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+	if (name.empty())
+		fail("cannot write", path, EISDIR);
+	Fd dfd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+	if (dfd.fd < 0)
+		fail("cannot open the directory", dir, errno);
+	std::string tmp = temporary_name(name);
+	Fd fd{::openat(dfd.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)};
+	if (fd.fd < 0)
+		fail("cannot create a temporary for", path, errno);
+	try {
+		// The mode asked for, whatever the umask.
+		if (::fchmod(fd.fd, mode) != 0)
+			fail("cannot set the mode of", path, errno);
+		write_all(fd.fd, content, path);
+		if (::fsync(fd.fd) != 0)
+			fail("cannot flush", path, errno);
+		int closed = ::close(fd.fd);
+		fd.fd = -1;
+		if (closed != 0)
+			fail("cannot flush", path, errno);
+		if (::renameat(dfd.fd, tmp.c_str(), dfd.fd, name.c_str()) != 0)
+			fail("cannot rename into place", path, errno);
+	} catch (...) {
+		::unlinkat(dfd.fd, tmp.c_str(), 0);
+		throw;
 	}
-	if (::rename(tmp.c_str(), path.c_str()) != 0) {
-		int err = errno;
-		::unlink(tmp.c_str());
-		fail("cannot rename into place", path, err);
-	}
-	std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
-	int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		::fsync(dfd);
-		::close(dfd);
-	}
+	::fsync(dfd.fd);
 }
 
 void make_dirs(const std::string &path, unsigned mode)

@@ -1,6 +1,11 @@
 // Writes a file so that readers see the old or the new content, never a
 // mix, even across a crash: write a temporary, fsync it, rename it over the
-// target, fsync the directory.
+// target, fsync the directory. Root writes these files into directories
+// that must be its own (see trusted_dir.hpp); even so, nothing here follows
+// a symbolic link or truncates an existing file: the temporary is created
+// exclusively, under a name unique to this process, relative to the open
+// directory, and the rename replaces a planted link instead of writing
+// through it.
 #pragma once
 
 #include <string>

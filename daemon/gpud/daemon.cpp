@@ -1,7 +1,9 @@
 #include "daemon/gpud/daemon.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "daemon/gpud/directories.hpp"
 #include "daemon/gpud/reply.hpp"
 
 namespace gos::gpud {
@@ -128,6 +130,8 @@ void Daemon::reconcile_tick()
 
 std::vector<std::string> Daemon::reload(const config::Config &next)
 {
+	if (auto problems = directory_problems(next); !problems.empty())
+		throw std::runtime_error(problems.front());
 	std::vector<std::string> kept;
 	for (const auto &key : config::restart_only_changes(cfg_.start, next.start))
 		kept.push_back(key + " changes take effect when gpuoversubd restarts");

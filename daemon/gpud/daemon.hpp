@@ -55,7 +55,8 @@ public:
 	void export_tick();	// Prometheus textfile, if configured
 	void reconcile_tick();	// ends the jobs that are gone
 	// Applies a new policy; settings fixed at start are kept and named in
-	// the returned warnings.
+	// the returned warnings. Throws, keeping the running policy, when the new
+	// one names a directory that is not the daemon's alone.
 	std::vector<std::string> reload(const config::Config &next);
 	void shutdown();	// persists every job
 

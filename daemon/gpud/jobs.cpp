@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 
 #include "common/util/atomic_file.hpp"
+#include "common/util/regular_file.hpp"
 
 namespace gos::gpud {
 
@@ -236,8 +236,8 @@ std::map<std::uint64_t, Job> JobStore::load_all(std::vector<std::string> &proble
 			continue;
 		std::string file = dir_ + "/" + name;
 		try {
-			std::ifstream in(file);
-			Job job = job_from_json(nlohmann::json::parse(in));
+			// A link or a file someone else made is no record of ours.
+			Job job = job_from_json(nlohmann::json::parse(read_regular_file(file, {64 << 20, true})));
 			jobs[job.id] = std::move(job);
 		} catch (const std::exception &ex) {
 			// Kept for an admin to inspect, never silently deleted.

@@ -133,7 +133,7 @@ RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
 	return j ? &j->rank(rank, pid) : nullptr;
 }
 
-void JobLedger::admit(Job &job)
+std::string JobLedger::admit(Job &job)
 {
 	forget_tasks(job);	// the kernel binds only processes that exist
 	job.registered = unix_now();
@@ -141,7 +141,7 @@ void JobLedger::admit(Job &job)
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
 		policy_.apply(g.node_gpu, jobs_);
-	save(job);
+	return save(job);
 }
 
 void JobLedger::add_task(Job &job, pid_t pid, const Task &task)
@@ -227,21 +227,23 @@ Job JobLedger::folded(const Job &job)
 	return copy;
 }
 
-void JobLedger::save(const Job &job)
+std::string JobLedger::save(const Job &job)
 {
 	try {
 		Job now = snapshot(job);
 		std::string text = to_json(now).dump();
 		// Checkpoints run every second; only changed records are written.
 		if (saved_[job.id] == text)
-			return;
+			return "";
 		make_dirs(cfg_.start.state_dir, 0700);
 		store_.save(now);
 		saved_[job.id] = text;
+		return "";
 	} catch (const std::exception &e) {
 		// A full disk must not take the node down: the in-memory ledger
 		// stays right, only restart safety is at risk until it saves.
 		GOS_LOG(log::error, "state: cannot save job " << job.id << ": " << e.what());
+		return e.what();
 	}
 }
 
@@ -264,6 +266,18 @@ std::set<std::uint32_t> JobLedger::retire(Job &job)
 	return gpus;
 }
 
+void JobLedger::discard(std::uint64_t job)
+{
+	auto it = jobs_.find(job);
+	if (it == jobs_.end())
+		return;
+	for (auto g : retire(it->second))
+		policy_.apply(g, jobs_);
+	store_.remove(job);
+	saved_.erase(job);
+	jobs_.erase(it);
+}
+
 // Retires the job once, saves its record marked ended, then writes its
 // report. A report that cannot be written (full disk, say)
 // keeps the job as "ended, report pending"; persist retries, so nothing is
@@ -280,13 +294,17 @@ bool JobLedger::finish(Job &job)
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {
-		GOS_LOG(log::error, "report for job " << job.id << " not written: " << e.what() << "; will retry");
+		// Retried every checkpoint; said once, then once a minute.
+		auto limit = report_failures_.try_emplace(job.id, std::chrono::minutes(1)).first;
+		GOS_LOG_LIMITED(limit->second, log::error,
+				"report for job " << job.id << " not written: " << e.what() << "; will retry");
 		return false;
 	}
 	if (kill_after_report_)
 		::raise(SIGKILL);
 	store_.remove(job.id);
 	saved_.erase(job.id);
+	report_failures_.erase(job.id);
 	GOS_LOG(log::notice, report_summary(rep));
 	return true;
 }

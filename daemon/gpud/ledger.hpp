@@ -16,6 +16,7 @@
 #include <gpuoversub/abi.h>
 
 #include "common/config/config.hpp"
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/identity.hpp"
@@ -59,10 +60,14 @@ public:
 
 	// After a step registered: tenants for the job's GPUs, its processes
 	// bound to all of them, every GPU's policy set again, the record saved.
-	void admit(Job &job);
+	// Returns why the record could not be saved, or "".
+	std::string admit(Job &job);
 	// A task of the job, the process that started at task.start; an exited
 	// task whose pid it may reuse is forgotten first.
 	void add_task(Job &job, pid_t pid, const Task &task);
+	// Drops a job whose first registration could not be saved: its
+	// processes and tenants are let go, and no report is written.
+	void discard(std::uint64_t job);
 	// Ends the job (finish) and drops it once its report is written.
 	void end(std::uint64_t job);
 	// Whether the job ended here and its report is written.
@@ -76,7 +81,8 @@ public:
 
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
 	Job folded(const Job &job);	// a copy with the live counters folded into the base
-	void save(const Job &job);
+	// Writes the record if it changed; returns why it could not, or "".
+	std::string save(const Job &job);
 
 private:
 	Job snapshot(const Job &job);	// a copy with the tenants' live counters
@@ -96,6 +102,7 @@ private:
 	// Test only (GPUOVERSUBD_FAULT=kill-after-report): the daemon kills
 	// itself with SIGKILL between a job's report and its record's removal.
 	bool kill_after_report_ = false;
+	std::map<std::uint64_t, RateLimit> report_failures_;	// per job whose report is pending
 };
 
 } // namespace gos::gpud

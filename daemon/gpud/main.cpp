@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
+#include "daemon/gpud/directories.hpp"
 #include "daemon/gpud/server.hpp"
 
 using namespace gos;
@@ -48,13 +48,22 @@ int main(int argc, char **argv)
 		for (const auto &g : gpus.gpus)
 			GOS_LOG(log::info, "GPU " << g.index << ": " << g.pci_bus_id << ", " << g.memory << " bytes, NUMA node "
 						  << g.numa_node << (g.simulated ? " (simulated)" : ""));
+		// Before anything is created or written, and again on what start created.
+		auto problems = gpud::directory_problems(cfg);
+		if (problems.empty() && !check) {
+			gpud::make_own_directories(cfg);
+			problems = gpud::directory_problems(cfg);
+		}
+		for (const auto &p : problems)
+			GOS_LOG(log::error, "gpuoversubd: " << config_path << ": " << p);
+		if (!problems.empty())
+			return 1;
 		if (check) {
 			std::cout << config_path << ": policy valid; " << gpus.gpus.size() << " GPU(s) from " << gpus.source << "\n";
 			return 0;
 		}
 		auto engine = gpud::make_engine(cfg);
 		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub)";
-		make_dirs(cfg.start.state_dir, 0700);
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
 		gpud::Server server(io, daemon, config_path);

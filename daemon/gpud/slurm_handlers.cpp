@@ -37,7 +37,8 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 			return {-EINVAL, "GPU " + std::to_string(req.gpus[i]) + " listed twice", {}};
 	}
 	Job *job = ledger_.find(req.job_id);
-	if (!job) {
+	bool fresh = !job;
+	if (fresh) {
 		reconciler_.sweep();
 		job = &ledger_.create(req);
 	}
@@ -55,8 +56,17 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 						  std::to_string(g.shards.total) + " shards";
 			job->gpus.push_back(g);
 		}
-	job->steps.insert(req.step_id);
-	ledger_.admit(*job);
+	bool new_step = job->steps.insert(req.step_id).second;
+	// A job the daemon could not save would be lost by a restart: the
+	// plugin hears so now, rather than success.
+	if (auto why = ledger_.admit(*job); !why.empty()) {
+		std::uint64_t id = job->id;
+		if (fresh)
+			ledger_.discard(id);
+		else if (new_step)
+			job->steps.erase(req.step_id);
+		return {-EIO, "job " + std::to_string(id) + " not saved, so not registered: " + why, {}};
+	}
 	GOS_LOG(log::info, "job " << job->id << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
 	return {};
 }

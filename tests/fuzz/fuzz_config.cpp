@@ -1,5 +1,7 @@
 // libFuzzer target: any bytes as a policy file. The loader must accept it
-// or throw ConfigError with a file:line:column message; nothing else.
+// or throw ConfigError with a file:line:column message; nothing else. The
+// limits walk (nesting depth, value count) runs on every input first; the
+// corpus seeds it with nesting past the limit.
 #include <cstdint>
 #include <cstdlib>
 #include <string>

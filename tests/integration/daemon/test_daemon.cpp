@@ -470,7 +470,8 @@ BOOST_AUTO_TEST_CASE(a_full_disk_delays_the_report_and_loses_nothing)
 {
 	DaemonUnderTest d("", false);
 	::mkdir(d.report_dir.c_str(), 0755);
-	std::string mount = "mount -t tmpfs -o size=64k gos-test " + d.report_dir;
+	// mode: a fresh tmpfs is 1777, which the daemon refuses as its directory.
+	std::string mount = "mount -t tmpfs -o size=64k,mode=0755 gos-test " + d.report_dir;
 	BOOST_REQUIRE_MESSAGE(std::system(mount.c_str()) == 0, "needs root to mount a small tmpfs");
 	struct Unmount {
 		std::string dir;

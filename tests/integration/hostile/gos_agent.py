@@ -18,12 +18,16 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
 """
 import os
 import pwd
+import re
 import socket
 import struct
 import sys
 import time
 
-MAGIC, VERSION, REPLY = 0x31534F47, 2, 0x100
+ABI_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../include/gpuoversub/abi.h")
+with open(ABI_H) as abi:	# the version the daemon built from this tree speaks
+    VERSION = int(re.search(r"#define GOS_WIRE_VERSION (\d+)", abi.read()).group(1))
+MAGIC, REPLY = 0x31534F47, 0x100
 HELLO, ALLOC, FREE, STATS = 1, 2, 3, 7
 HDR = struct.Struct("<IHHII")
 REP = struct.Struct("<iI128s")

@@ -1,0 +1,85 @@
+// gpuoversubd on a full disk (issue 13, smaller items): a step registration
+// whose record cannot be saved is refused, not answered success and lost by
+// the next restart; a report that cannot be written is retried every
+// second but its error is logged once, not every second.
+#define BOOST_TEST_MODULE daemon_files
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_harness.hpp"
+
+using namespace gos_test;
+
+namespace {
+
+// A 64 KiB tmpfs over DIR, filled to the last block; unmounted on scope exit.
+struct FullDisk {
+	std::string dir, filler;
+	explicit FullDisk(const std::string &d) : dir(d), filler(d + "/filler")
+	{
+		::mkdir(dir.c_str(), 0755);	// the report directory may not be made yet
+		BOOST_REQUIRE_MESSAGE(::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k,mode=0700") == 0,
+				      "mount tmpfs on " << dir << ": " << std::strerror(errno));
+		int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		BOOST_REQUIRE(fd >= 0);
+		std::vector<char> block(4096, 'x');
+		while (::write(fd, block.data(), block.size()) > 0)
+			;
+		BOOST_REQUIRE(errno == ENOSPC);
+		::close(fd);
+	}
+	void free_space() { ::unlink(filler.c_str()); }
+	~FullDisk() { ::umount2(dir.c_str(), MNT_DETACH); }
+};
+
+std::size_t count(const std::string &text, const std::string &what)
+{
+	std::size_t n = 0;
+	for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1))
+		n++;
+	return n;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_registration_that_cannot_be_saved_is_refused)
+{
+	DaemonUnderTest d("");
+	FullDisk disk(d.state_dir);
+	gos_req_step s{};
+	s.job_id = 41;
+	s.ngpus = 1;
+	std::string why;
+	BOOST_TEST(d.request(GOS_REQ_STEP_REGISTER, &s, sizeof s, &why) != 0);
+	BOOST_TEST(why == "job 41 not saved, so not registered: cannot write " + d.state_dir +
+				  "/job-41.json: No space left on device");
+	BOOST_TEST(d.ask(GOS_REQ_JOBS).empty());	// undone: no tenant, no job
+	disk.free_space();
+	BOOST_CHECK_NO_THROW(d.register_step(41));
+	BOOST_TEST(d.ask(GOS_REQ_JOBS).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_pending_report_logs_its_error_once_not_every_second)
+{
+	DaemonUnderTest d("");
+	d.register_step(42);
+	FullDisk disk(d.report_dir);
+	d.end_step(42);
+	const std::string line = "report for job 42 not written";
+	BOOST_REQUIRE(eventually([&] { return count(d.log(), line) >= 1; }));
+	// An observation window, not a wait: checkpoints retry every second,
+	// and none of the next three may log again.
+	std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+	BOOST_TEST(count(d.log(), line) == 1u, d.log());
+	disk.free_space();	// the next retry writes it
+	BOOST_TEST(eventually([&] { return d.ask(GOS_REQ_JOBS).empty(); }));
+}
