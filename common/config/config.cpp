@@ -58,6 +58,7 @@ private:
 	E choice(const Node *n, const std::string &key, const std::map<std::string, E> &options) const;
 	void table(const Node *n, const std::string &key, PerTenantTable &out, double lo, double hi) const;
 	void gpus(const Node *n, Config &cfg) const;
+	void slurm_weights(const Node *n, SlurmWeights &out) const;
 
 	yaml_document_t *doc_;
 	std::string name_;
@@ -193,6 +194,24 @@ void Loader::gpus(const Node *n, Config &cfg) const
 		fail(n, "at most 64 simulated GPUs");
 }
 
+void Loader::slurm_weights(const Node *n, SlurmWeights &out) const
+{
+	each(n, "slurm_weights", [&](const std::string &k, Node *v) {
+		if (k == "partition_factor")
+			out.partition_factor = boolean(v, "slurm_weights.partition_factor");
+		else if (k == "qos_priority")
+			out.qos_priority = boolean(v, "slurm_weights.qos_priority");
+		else if (k == "fairshare")
+			out.fairshare = boolean(v, "slurm_weights.fairshare");
+		else if (k == "refresh") {
+			out.refresh_ns = duration(v, "slurm_weights.refresh", false);
+			if (out.refresh_ns < 100'000'000)
+				fail(v, "'slurm_weights.refresh' must be at least 100ms");
+		} else
+			fail(v, "unknown key '" + k + "' in 'slurm_weights'; use partition_factor, qos_priority, fairshare or refresh");
+	});
+}
+
 void Loader::load(Config &cfg)
 {
 	Node *root = yaml_document_get_root_node(doc_);
@@ -282,6 +301,8 @@ void Loader::load(Config &cfg)
 			});
 		else if (key == "simulated_gpus")
 			gpus(v, cfg);
+		else if (key == "slurm_weights")
+			slurm_weights(v, cfg.policy.slurm);
 		else
 			fail(v, "unknown key '" + key + "'");
 	});

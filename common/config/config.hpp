@@ -37,6 +37,15 @@ struct PerTenantTable {
 	std::map<std::string, double> partition, account, qos;
 };
 
+// Which of Slurm's fairness facts weigh a job (slurm_weights), and how
+// often they are read.
+struct SlurmWeights {
+	bool partition_factor = true;	// the partition's PriorityJobFactor
+	bool qos_priority = true;	// the QOS's Priority
+	bool fairshare = false;		// the association's fair-share factor
+	std::uint64_t refresh_ns = 60'000'000'000ULL;
+};
+
 // Fixed at start: a reload keeps the running values and names those it
 // could not apply (restart_only_changes).
 struct StartSettings {
@@ -73,6 +82,7 @@ struct Policy {
 	bool report_admin_comment = false;	// for the SPANK epilog
 	std::string exporter_textfile;		// empty = off
 	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
+	SlurmWeights slurm;
 };
 
 struct Config {

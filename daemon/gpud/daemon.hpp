@@ -27,6 +27,7 @@
 #include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/routes.hpp"
 #include "daemon/gpud/sessions.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
 #include "daemon/gpud/usage.hpp"
 #include "daemon/gpud/views.hpp"
 
@@ -50,6 +51,7 @@ public:
 	void usage_tick();	// memory used on the GPUs outside gpuoversub
 	void persist_tick();	// counters to the state directory
 	void export_tick();	// Prometheus textfile, if configured
+	void slurm_tick();	// weights again when Slurm's facts changed
 	// Applies a new policy; settings fixed at start are kept and named in
 	// the returned warnings.
 	std::vector<std::string> reload(const config::Config &next);
@@ -67,6 +69,8 @@ private:
 	Discovery discovery_;
 	Engine engine_;
 	SessionTable sessions_;
+	SlurmFacts slurm_facts_;
+	std::uint64_t slurm_generation_ = 0;	// of the facts the weights follow
 	PolicyApplier policy_;
 	JobLedger ledger_;
 	std::unique_ptr<OrderRouter> orders_;	// null when the engine is the kernel's

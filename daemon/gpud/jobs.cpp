@@ -115,6 +115,13 @@ double lookup(const std::map<std::string, double> &table, const std::string &key
 	return it == table.end() ? fallback : it->second;
 }
 
+// Until the combination rule lands (branch `rule`): a YAML entry wins over
+// Slurm's fact of the same kind; a fact of 0 or unknown counts as 1.
+double fact(const std::map<std::string, double> &table, const std::string &key, std::optional<std::uint32_t> value)
+{
+	return lookup(table, key, value && *value ? *value : 1.0);
+}
+
 } // namespace
 
 nlohmann::json to_json(const Job &job)
@@ -173,12 +180,13 @@ Job job_from_json(const nlohmann::json &j)
 	return job;
 }
 
-JobPolicy policy_for(const config::Config &cfg, const Job &job)
+JobPolicy policy_for(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm)
 {
 	JobPolicy p;
 	if (!cfg.policy.equal_weights)
-		p.weight = lookup(cfg.policy.weights.partition, job.partition, 1) * lookup(cfg.policy.weights.account, job.account, 1) *
-			   lookup(cfg.policy.weights.qos, job.qos, 1);
+		p.weight = fact(cfg.policy.weights.partition, job.partition, slurm.partition_factor) *
+			   lookup(cfg.policy.weights.account, job.account, 1) * fact(cfg.policy.weights.qos, job.qos, slurm.qos_priority) *
+			   std::max(slurm.fairshare.value_or(1), 0.01);
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
 	if (job.factor_milli)

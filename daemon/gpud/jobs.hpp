@@ -17,6 +17,7 @@
 
 #include "common/config/config.hpp"
 #include "daemon/gpud/activity.hpp"
+#include "daemon/gpud/slurm_priorities.hpp"
 #include "gos_engine.h"
 
 // F(name, kind) for the fields of tenant_stats.def a CounterBase keeps.
@@ -118,7 +119,7 @@ struct JobPolicy {
 	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
 	double min_share = 0;
 };
-JobPolicy policy_for(const config::Config &cfg, const Job &job);
+JobPolicy policy_for(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm);
 
 // Engine weight: the relative weight in hundredths, within the engine's range.
 std::uint32_t engine_weight(double weight);

@@ -28,7 +28,8 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 	for (const auto &[id, job] : jobs)
 		for (const auto &g : job.gpus)
 			if (g.node_gpu == node_gpu && g.tenant) {
-				on_gpu.push_back({&g, policy_for(cfg_, job), &job});
+				on_gpu.push_back({&g, policy_for(cfg_, job, slurm_.lookup(job.partition, job.qos, job.account, job.uid)),
+						  &job});
 				nominal_sum += on_gpu.back().p.weight;
 			}
 	std::uint64_t cap = capacity(node_gpu);

@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 
 	config::Config c = config::parse_config("max_oversub: 2\nweights: {partition: {gpu: 2}, qos: {high: 3}}\n"
 						"min_share: {qos: {high: 0.1}, partition: {gpu: 0.3}}\n", "p.yaml");
-	gpud::JobPolicy p = gpud::policy_for(c, j);
+	gpud::JobPolicy p = gpud::policy_for(c, j, {});
 	BOOST_TEST(p.weight == 6.0);
 	BOOST_TEST(p.factor == 2.0);	// clamped to max_oversub
 	BOOST_TEST(p.min_share == 0.3);
