@@ -22,15 +22,12 @@ setup_file() {
 	echo "slurm_weights: {refresh: 200ms}" >>"$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop
 	gos_daemon_start || { slurm_down; return 1; }
-	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
-		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
-	export GOS_DIR GOS_SOCK SLURM_CONF
+	slurm_job_env
 }
 
 teardown_file() {
 	source tests/integration/slurm/harness.bash
-	slurm_down
-	rm -rf "$GOS_DIR"
+	slurm_teardown
 }
 
 setup() {

@@ -142,6 +142,20 @@ slurm_down() {
 	fi
 }
 
+# What every job of a test file inherits (sbatch exports the submitter's
+# environment): the fake CUDA driver with its 256 MiB GPU.
+slurm_job_env() {
+	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
+		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
+	export GOS_DIR GOS_SOCK SLURM_CONF
+}
+
+# A test file's end: everything stopped, its directory gone.
+slurm_teardown() {
+	slurm_down
+	rm -rf "$GOS_DIR"
+}
+
 # Waits until job $1 has finished; prints its state.
 job_wait() {
 	local state
