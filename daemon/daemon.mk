@@ -17,9 +17,11 @@ $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 
 # The Slurm facts reader, the daemon's only user of libslurm: a program of
-# its own, found beside gpuoversubd as ../libexec/gpuoversub/.
+# its own, found beside gpuoversubd as ../libexec/gpuoversub/. Never
+# sanitized: libslurm's leaks at exit would fail every reading.
 SLURM_FACTS_BIN := $(BUILD)/libexec/gpuoversub/gpuoversub-slurm-facts
-$(SLURM_FACTS_BIN): $(BUILD)/daemon/slurmfacts/main.o
+$(SLURM_FACTS_BIN): SAN :=
+$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o
 	@mkdir -p $(@D)
 	$(CXX_LINK) $^ -o $@ -lslurm
 
