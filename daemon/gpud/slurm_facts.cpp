@@ -102,8 +102,10 @@ void SlurmFacts::run(std::stop_token stop)
 		if (stop.stop_requested())
 			break;
 		take(r, std::move(fairshare_by_uid));
-		for (const auto &line : r.garbled)
-			log_("Slurm facts: ignored a line not understood: '" + line + "'");
+		if (r.garbled != garbled_)	// once, not every refresh
+			for (const auto &line : r.garbled)
+				log_("Slurm facts: ignored a line not understood: '" + line + "'");
+		garbled_ = std::move(r.garbled);
 		wake_.wait_for(lock, stop, std::chrono::nanoseconds(settings_.refresh_ns),
 			       [this] { return std::exchange(reconfigured_, false); });
 	}

@@ -79,6 +79,7 @@ private:
 	Kind partitions_kind_, qos_kind_, fairshare_kind_;
 	std::uint64_t generation_ = 0, readings_ = 0;
 	bool reconfigured_ = false;
+	std::vector<std::string> garbled_;	// of the latest reading, logged
 	std::jthread thread_;	// last: started once the rest is ready
 };
 

@@ -21,13 +21,10 @@ extern char **environ;
 namespace gos::gpud {
 namespace {
 
-std::string last_line(const std::string &out)
+std::string last_line(std::string out)
 {
-	std::size_t end = out.find_last_not_of('\n');
-	if (end == std::string::npos)
-		return "no output";
-	std::size_t start = out.rfind('\n', end);
-	return out.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+	out.erase(out.find_last_not_of('\n') + 1);
+	return out.empty() ? "no output" : out.substr(out.rfind('\n') + 1);
 }
 
 // The program's output, or why there is none.

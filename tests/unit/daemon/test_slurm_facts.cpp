@@ -177,6 +177,21 @@ BOOST_AUTO_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_reas
 	BOOST_TEST(log.lines[1] == "Slurm facts: partitions read again");
 }
 
+BOOST_AUTO_TEST_CASE(garbled_output_is_logged_once_not_every_refresh)
+{
+	ScriptedSlurm slurm;
+	slurm.push(healthy + "qos broken x\n");
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(log.count() == 1u);
+	BOOST_TEST(log.lines[0] == "Slurm facts: ignored a line not understood: 'qos broken x'");
+	BOOST_TEST(*facts.lookup("gpu", "high", "", 0).qos_priority == 300u);
+}
+
 BOOST_AUTO_TEST_CASE(a_reader_that_fails_leaves_every_value_unknown_with_its_reason)
 {
 	ScriptedSlurm slurm;
