@@ -11,7 +11,10 @@ setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/slurm/harness.bash
 	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000)) GOS_ACCOUNTING=1
-	export GOS_SLURM_CONF_EXTRA="PartitionName=prio Nodes=node1 MaxTime=INFINITE State=UP OverSubscribe=YES PriorityJobFactor=3"
+	# Slurm runs jobs of two partitions that both allow oversubscription on
+	# one node only one partition at a time: prio does not allow it, and its
+	# jobs start first.
+	export GOS_SLURM_CONF_EXTRA="PartitionName=prio Nodes=node1 MaxTime=INFINITE State=UP OverSubscribe=NO PriorityJobFactor=3"
 	dir=$(mktemp -d /tmp/gos-acct-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
 	{ sacctmgr -i add account acct1 &&
@@ -58,6 +61,9 @@ release() {
 	! grep -q '^err\|^bad' "$GOS_DIR/out-$2.txt"
 }
 
+# Whether job $1 has a tenant on GPU 0: it runs and its agent is in.
+has_tenant() { [ "$(tenant_field "$1" weight)" != none ]; }
+
 # A job's tenant field ($2) on GPU 0, from `gpuoversubctl status --json`.
 tenant_field() {
 	ctl --json status | python3 -c '
@@ -66,17 +72,22 @@ ts = [t for t in json.load(sys.stdin)["gpus"][0]["tenants"] if t["job"] == int(s
 print(ts[0][sys.argv[2]] if ts else "none")' "$1" "$2"
 }
 
+# Whether job $1 has more of tenant field $3 than job $2.
+more() {
+	python3 -c '
+import sys
+try: sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)
+except ValueError: sys.exit(1)	# a job without a tenant' "$(tenant_field "$1" "$3")" "$(tenant_field "$2" "$3")"
+}
+
 # Whether job $1 has the larger weight and, all of both jobs' memory being
 # held, the larger resident share than job $2.
 favoured() {
-	local wa wb ra rb
-	wa=$(tenant_field "$1" weight) wb=$(tenant_field "$2" weight)
-	ra=$(tenant_field "$1" resident) rb=$(tenant_field "$2" resident)
-	echo "job $1: weight $wa resident $ra; job $2: weight $wb resident $rb; $(squeue -h -o "%i %T %r" | tr "\n" " ")"
+	echo "job $1: weight $(tenant_field "$1" weight) resident $(tenant_field "$1" resident);" \
+		"job $2: weight $(tenant_field "$2" weight) resident $(tenant_field "$2" resident);" \
+		"queue: $(squeue -h -o "%i %P %T %r" | tr "\n" " ")"
 	[ "$(ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"] for t in json.load(sys.stdin)["gpus"][0]["tenants"]))')" \
-		-eq $((320 << 20)) ] &&
-		python3 -c 'import sys; a, b, c, d = map(float, sys.argv[1:]); sys.exit(0 if a > b and c > d else 1)' \
-			"$wa" "$wb" "$ra" "$rb"
+		-eq $((320 << 20)) ] && more "$1" "$2" weight && more "$1" "$2" resident
 }
 
 # Whether the daemon's log from line $1 on has a line with $2.
@@ -104,6 +115,7 @@ quit' | $GOS_BUILD/tests/tools/gos_testapp")
 
 @test "a partition's PriorityJobFactor counts" {
 	a=$(held_job pa 6 -p prio)
+	wait_until 30 has_tenant "$a"
 	b=$(held_job pb 4 -p debug)
 	wait_until 60 favoured "$a" "$b"
 	release pa "$a"
@@ -112,8 +124,10 @@ quit' | $GOS_BUILD/tests/tools/gos_testapp")
 
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
 	a=$(held_job ca 2 -p prio --qos=high)
+	wait_until 30 has_tenant "$a"
 	b=$(held_job cb 2 -p debug --qos=normal)
-	wait_until 60 eval "[ \"\$(tenant_field $b weight)\" != none ] && python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' \"\$(tenant_field $a weight)\" \"\$(tenant_field $b weight)\""
+	wait_until 30 has_tenant "$b"
+	wait_until 30 more "$a" "$b" weight
 	before=$(tenant_field "$a" weight)
 	from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
 	kill "$(cat "$GOS_DIR/run/slurmctld.pid")"
