@@ -55,8 +55,11 @@ SCRIPT
 }
 
 release() {
+	local state
 	touch "$GOS_DIR/release-$1"
-	[ "$(job_wait "$2")" = COMPLETED ]
+	state=$(job_wait "$2")
+	echo "job $2: $state"; cat "$GOS_DIR/out-$2.txt"	# shown only when the test fails
+	[ "$state" = COMPLETED ]
 	[ "$(grep -c '^ok' "$GOS_DIR/out-$2.txt")" -gt 0 ]
 	! grep -q '^err\|^bad' "$GOS_DIR/out-$2.txt"
 }
@@ -101,7 +104,12 @@ verify b
 quit' | $GOS_BUILD/tests/tools/gos_testapp")
 	[ "$(job_wait "$id")" = COMPLETED ]
 	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q '\"gos\":1'"
-	sacct -j "$id" -n -P -X -o AdminComment | grep -q "\"job\":$id"
+	# The line is the job's own report's.
+	sacct -j "$id" -n -P -X -o AdminComment | python3 -c '
+import json, sys
+line, report = json.load(sys.stdin), json.load(open(sys.argv[1]))
+assert line["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (line, report["peak_device_bytes"])' \
+		"$GOS_DIR/reports/job-$id.json"
 }
 
 @test "a QOS with a higher Priority gets the larger share under pressure" {
