@@ -133,7 +133,7 @@ assert line["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (line, repor
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
 	a=$(held_job ca 2 -p prio --qos=high)
 	wait_until 30 has_tenant "$a"
-	b=$(held_job cb 2 -p debug --qos=normal)
+	b=$(held_job cb 1 -p debug --qos=normal)	# its limit is a tenth of 2 x 256 MiB
 	wait_until 30 has_tenant "$b"
 	wait_until 30 more "$a" "$b" weight
 	before=$(tenant_field "$a" weight)
