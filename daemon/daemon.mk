@@ -16,14 +16,24 @@ $(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(DAEMON_LIB) $(COMMON_LIB) $(ENGINE_LI
 $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 
-ALL += $(GPUD_BIN) $(CTL_BIN)
+# The Slurm facts reader, the daemon's only user of libslurm: a program of
+# its own, found beside gpuoversubd as ../libexec/gpuoversub/. Never
+# sanitized: libslurm's leaks at exit would fail every reading.
+SLURM_FACTS_BIN := $(BUILD)/libexec/gpuoversub/gpuoversub-slurm-facts
+$(SLURM_FACTS_BIN): SAN :=
+$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o
+	@mkdir -p $(@D)
+	$(CXX_LINK) $^ -o $@ -lslurm
+
+ALL += $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 INSTALL_STEPS += install-daemon
 .PHONY: install-daemon
-install-daemon: $(GPUD_BIN) $(CTL_BIN)
+install-daemon: $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/doc/gpuoversub \
-		$(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system
+		$(DESTDIR)$(PREFIX)/libexec/gpuoversub $(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system
 	install -m 0755 $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(SLURM_FACTS_BIN) $(DESTDIR)$(PREFIX)/libexec/gpuoversub/
 	install -m 0644 config/gpuoversub.yaml $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
 	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
 		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/

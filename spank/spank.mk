@@ -27,3 +27,9 @@ install-spank: $(SPANK_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib/slurm $(DESTDIR)$(PREFIX)/share/doc/gpuoversub
 	install -m 0755 $(SPANK_LIB) $(DESTDIR)$(PREFIX)/lib/slurm/
 	install -m 0644 config/plugstack.conf $(DESTDIR)$(PREFIX)/share/doc/gpuoversub/
+
+# The Slurm tests with real accounting start a MariaDB and a slurmdbd.
+ifeq ($(and $(shell command -v mariadbd),$(shell command -v slurmdbd),$(shell command -v mariadb-install-db)),)
+  $(call skip,accounting,the Slurm accounting tests,no MariaDB or slurmdbd (apt-get install mariadb-server slurmdbd))
+  SKIPPED_TESTS += tests/integration/slurm/accounting.bats
+endif

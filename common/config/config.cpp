@@ -58,6 +58,7 @@ private:
 	E choice(const Node *n, const std::string &key, const std::map<std::string, E> &options) const;
 	void table(const Node *n, const std::string &key, PerTenantTable &out, double lo, double hi) const;
 	void gpus(const Node *n, Config &cfg) const;
+	void slurm_weights(const Node *n, SlurmWeights &out) const;
 
 	yaml_document_t *doc_;
 	std::string name_;
@@ -193,6 +194,26 @@ void Loader::gpus(const Node *n, Config &cfg) const
 		fail(n, "at most 64 simulated GPUs");
 }
 
+void Loader::slurm_weights(const Node *n, SlurmWeights &out) const
+{
+	each(n, "slurm_weights", [&](const std::string &k, Node *v) {
+		if (k == "shards")
+			out.shards = boolean(v, "slurm_weights.shards");
+		else if (k == "partition_factor")
+			out.partition_factor = boolean(v, "slurm_weights.partition_factor");
+		else if (k == "qos_priority")
+			out.qos_priority = boolean(v, "slurm_weights.qos_priority");
+		else if (k == "fairshare")
+			out.fairshare = boolean(v, "slurm_weights.fairshare");
+		else if (k == "refresh") {
+			out.refresh_ns = duration(v, "slurm_weights.refresh", false);
+			if (out.refresh_ns < 100'000'000)
+				fail(v, "'slurm_weights.refresh' must be at least 100ms");
+		} else
+			fail(v, "unknown key '" + k + "' in 'slurm_weights'; use shards, partition_factor, qos_priority, fairshare or refresh");
+	});
+}
+
 void Loader::load(Config &cfg)
 {
 	Node *root = yaml_document_get_root_node(doc_);
@@ -217,17 +238,6 @@ void Loader::load(Config &cfg)
 		}
 		else if (key == "weights")
 			table(v, key, cfg.policy.weights, 0.01, 1000);
-		else if (key == "slurm_weights")
-			each(v, key, [&](const std::string &k, Node *w) {
-				auto &sw = cfg.policy.slurm_weights;
-				bool *into = k == "shards" ? &sw.shards
-					   : k == "partition_factor" ? &sw.partition_factor
-					   : k == "qos_priority" ? &sw.qos_priority
-					   : k == "fairshare" ? &sw.fairshare : nullptr;
-				if (!into)
-					fail(w, "unknown key '" + k + "' in 'slurm_weights'; use shards, partition_factor, qos_priority or fairshare");
-				*into = boolean(w, "slurm_weights." + k);
-			});
 		else if (key == "min_share")
 			table(v, key, cfg.policy.min_share, 0, 1);
 		else if (key == "max_oversub")
@@ -316,6 +326,8 @@ void Loader::load(Config &cfg)
 				fail(v, "'max_buffers_per_job' must be a whole number");
 			cfg.policy.max_buffers_per_job = static_cast<std::uint64_t>(most);
 		}
+		else if (key == "slurm_weights")
+			slurm_weights(v, cfg.policy.slurm_weights);
 		else
 			fail(v, "unknown key '" + key + "'");
 	});

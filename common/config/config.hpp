@@ -38,12 +38,14 @@ struct PerTenantTable {
 	std::map<std::string, double> partition, account, qos;
 };
 
-// Which Slurm facts weigh a job (the combination rule, gpuoversub.yaml(5)).
+// Which of Slurm's fairness facts weigh a job (slurm_weights, the
+// combination rule of gpuoversub.yaml(5)), and how often they are read.
 struct SlurmWeights {
 	bool shards = true;			// shards held / shards of the GPU
-	bool partition_factor = false;		// the partition's PriorityJobFactor
-	bool qos_priority = false;		// the QOS's Priority
+	bool partition_factor = true;		// the partition's PriorityJobFactor
+	bool qos_priority = true;		// the QOS's Priority
 	bool fairshare = false;			// the association's fair-share factor
+	std::uint64_t refresh_ns = 60'000'000'000ULL;
 };
 
 // Fixed at start: a reload keeps the running values and names those it

@@ -4,10 +4,15 @@
 #include <stdexcept>
 
 #include "daemon/gpud/directories.hpp"
+#include "common/util/log.hpp"
 #include "daemon/gpud/reply.hpp"
 
 namespace gos::gpud {
 namespace {
+
+// Longer than Slurm's own MessageTimeout (10 s by default), so that a slow
+// slurmctld answers rather than being killed.
+constexpr unsigned slurm_facts_deadline_s = 30;
 
 std::unique_ptr<OrderRouter> order_router(Engine &engine, SessionTable &sessions, JobLedger &ledger,
 					  const std::vector<Gpu> &gpus)
@@ -29,7 +34,9 @@ std::unique_ptr<EngineHandlers> engine_calls(const config::Config &cfg, Engine &
 
 Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)),
-	  policy_(cfg_, discovery_.gpus, *engine_.control),
+	  slurm_facts_(cfg_.policy.slurm_weights, slurm_facts_program(slurm_facts_program_path(), slurm_facts_deadline_s),
+		       [](const std::string &line) { GOS_LOG(log::warning, line); }),
+	  policy_(cfg_, discovery_.gpus, *engine_.control, slurm_facts_),
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
 	  reconciler_(cfg_, ledger_, sessions_, node_),
 	  orders_(order_router(engine_, sessions_, ledger_, discovery_.gpus)),
@@ -128,6 +135,16 @@ void Daemon::reconcile_tick()
 	reconciler_.sweep();
 }
 
+void Daemon::slurm_tick()
+{
+	std::uint64_t now = slurm_facts_.generation();
+	if (now == slurm_generation_)
+		return;
+	slurm_generation_ = now;
+	policy_.apply_all(ledger_.jobs());
+	tick();
+}
+
 std::vector<std::string> Daemon::reload(const config::Config &next)
 {
 	if (auto problems = directory_problems(next); !problems.empty())
@@ -136,6 +153,7 @@ std::vector<std::string> Daemon::reload(const config::Config &next)
 	for (const auto &key : config::restart_only_changes(cfg_.start, next.start))
 		kept.push_back(key + " changes take effect when gpuoversubd restarts");
 	cfg_.policy = next.policy;
+	slurm_facts_.configure(cfg_.policy.slurm_weights);
 	policy_.apply_all(ledger_.jobs());
 	tick();
 	return kept;

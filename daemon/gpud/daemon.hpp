@@ -28,6 +28,7 @@
 #include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/routes.hpp"
 #include "daemon/gpud/sessions.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
 #include "daemon/gpud/usage.hpp"
 #include "daemon/gpud/views.hpp"
 
@@ -54,6 +55,7 @@ public:
 	void persist_tick();	// counters to the state directory
 	void export_tick();	// Prometheus textfile, if configured
 	void reconcile_tick();	// ends the jobs that are gone
+	void slurm_tick();	// weights again when Slurm's facts changed
 	// Applies a new policy; settings fixed at start are kept and named in
 	// the returned warnings. Throws, keeping the running policy, when the new
 	// one names a directory that is not the daemon's alone.
@@ -72,6 +74,8 @@ private:
 	Discovery discovery_;
 	Engine engine_;
 	SessionTable sessions_;
+	SlurmFacts slurm_facts_;
+	std::uint64_t slurm_generation_ = 0;	// of the facts the weights follow
 	PolicyApplier policy_;
 	JobLedger ledger_;
 	ProcProbe node_;

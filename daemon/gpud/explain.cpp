@@ -26,9 +26,9 @@ std::pair<std::string, double> share_reason(const gos_tenant_stats &ts)
 
 } // namespace
 
-nlohmann::json Views::explain(const config::Config &cfg, const Job &job)
+nlohmann::json Views::explain(const Job &job, const nlohmann::json &weights)
 {
-	nlohmann::json gpus = nlohmann::json::array(), weights = weights_json(cfg, job);
+	nlohmann::json gpus = nlohmann::json::array();
 	std::size_t i = 0;
 	for (const auto &g : job.gpus) {
 		gos_tenant_stats ts{};

@@ -202,12 +202,11 @@ nlohmann::json weight_json(const Weight &w)
 	return {{"nominal", w.nominal}, {"effective", w.effective}, {"derivation", steps}};
 }
 
-nlohmann::json weights_json(const config::Config &cfg, const Job &job)
+nlohmann::json weights_json(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm)
 {
 	nlohmann::json out = nlohmann::json::array();
 	for (const auto &g : job.gpus) {
-		// Until the Slurm facts cache lands, Slurm's priorities are unknown.
-		nlohmann::json w = weight_json(policy_for(cfg, job, g, SlurmPriorities{}).weight);
+		nlohmann::json w = weight_json(policy_for(cfg, job, g, slurm).weight);
 		w["gpu"] = g.node_gpu;
 		out.push_back(std::move(w));
 	}

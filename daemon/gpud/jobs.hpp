@@ -134,7 +134,7 @@ JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gp
 // The weight's derivation, as explain and the report show it.
 nlohmann::json weight_json(const Weight &w);
 // Every GPU's weight derivation, for the job's report.
-nlohmann::json weights_json(const config::Config &cfg, const Job &job);
+nlohmann::json weights_json(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm);
 
 // Engine weight: the relative weight in hundredths, within the engine's range.
 inline constexpr double max_engine_weight = 655.35;

@@ -290,7 +290,7 @@ bool JobLedger::finish(Job &job)
 			policy_.apply(g, jobs_);
 	save(job);	// the ended mark; unchanged when a pending report is retried
 	nlohmann::json rep = build_report(job, {}, gpus_);
-	rep["weights"] = weights_json(cfg_, job);
+	rep["weights"] = weights(job);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {

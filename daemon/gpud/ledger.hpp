@@ -80,6 +80,8 @@ public:
 	void persist();
 
 	std::vector<gos_tenant_stats> live_stats(const Job &job);
+	// Each GPU's weight and its derivation, with Slurm's facts as last read.
+	nlohmann::json weights(const Job &job) const { return weights_json(cfg_, job, policy_.priorities(job)); }
 	Job folded(const Job &job);	// a copy with the live counters folded into the base
 	// Writes the record if it changed; returns why it could not, or "".
 	std::string save(const Job &job);

@@ -28,8 +28,7 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 	for (const auto &[id, job] : jobs)
 		for (const auto &g : job.gpus)
 			if (g.node_gpu == node_gpu && g.tenant) {
-				// Until the Slurm facts cache lands, Slurm's priorities are unknown.
-				on_gpu.push_back({&g, policy_for(cfg_, job, g, SlurmPriorities{}), &job});
+				on_gpu.push_back({&g, policy_for(cfg_, job, g, priorities(job)), &job});
 				nominal_sum += on_gpu.back().p.weight.nominal;
 				heaviest = std::max(heaviest, on_gpu.back().p.weight.effective);
 			}

@@ -180,6 +180,7 @@ void Server::run()
 	every(timer(), cfg.policy.return_interval_ns, &Daemon::tick);
 	every(timer(), cfg.policy.balloon_period_ns, &Daemon::balloon_tick);
 	every(timer(), cfg.start.usage_period_ns, &Daemon::usage_tick);
+	every(timer(), cfg.start.usage_period_ns, &Daemon::slurm_tick);
 	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
 	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
 	every(timer(), cfg.policy.reconcile_period_ns, &Daemon::reconcile_tick);

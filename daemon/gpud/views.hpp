@@ -22,7 +22,8 @@ public:
 	nlohmann::json status();
 	nlohmann::json jobs();
 	// A job's weights and entitlements, with why (explain.cpp).
-	nlohmann::json explain(const config::Config &cfg, const Job &job);
+	// weights: the job's, from JobLedger::weights.
+	nlohmann::json explain(const Job &job, const nlohmann::json &weights);
 
 private:
 	const Discovery &discovery_;

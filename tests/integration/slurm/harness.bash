@@ -3,11 +3,15 @@
 # plugstack, and gpuoversubd with simulated GPUs. Needs root.
 #   slurm_up DIR [PLUGSTACK_ARGS...]   slurm_down   plugstack ARGS...
 # Sets SLURM_CONF, GOS_DIR, GOS_SOCK. Jobs share GPU 0 through shards.
+# With GOS_ACCOUNTING=1, Slurm keeps real accounting: a MariaDB and a
+# slurmdbd of the test's own (see accounting.bash), so sacct and sacctmgr
+# work. GOS_SLURM_CONF_EXTRA is added to slurm.conf (more partitions, say).
 # With GOS_PACKAGED=1 it uses the installed packages instead of the build
 # tree: the plugstack includes /etc/slurm/plugstack.conf.d/*, as a site's
 # does, and the daemon is the one the packages run, with their policy.
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
+source "$(dirname "${BASH_SOURCE[0]}")/accounting.bash"
 
 # Prefix that runs a daemon with no descriptor of ours beyond 0-2: bats,
 # make and CI wait for every holder of their pipes, so one inherited pipe in
@@ -65,7 +69,7 @@ SlurmdPort=$(( ${GOS_SLURM_PORT:-16817} + 1 ))
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(if [ -n "${GOS_ACCOUNTING:-}" ]; then accounting_conf; else echo AccountingStorageType=accounting_storage/none; fi)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=100
@@ -78,6 +82,7 @@ GresTypes=gpu,shard
 PlugStackConfig=$GOS_DIR/etc/plugstack.conf
 NodeName=node1 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=2000 Gres=gpu:1,shard:4 State=UNKNOWN
 PartitionName=debug Nodes=node1 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+${GOS_SLURM_CONF_EXTRA:-}
 CONF
 	[ -e "$GOS_DIR/dev_gpu0" ] || mknod "$GOS_DIR/dev_gpu0" c 1 3
 	cat >"$GOS_DIR/etc/gres.conf" <<CONF
@@ -101,6 +106,7 @@ YAML
 		"${detached[@]}" runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
 		touch "$GOS_DIR/run/munged.ours"
 	fi
+	[ -z "${GOS_ACCOUNTING:-}" ] || accounting_up || return 1
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
 	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
 	"${detached[@]}" slurmd -N node1 </dev/null >/dev/null 2>&1 || return 1
@@ -128,11 +134,26 @@ slurm_down() {
 		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
 	done
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_stop
+	accounting_down
 	# A munged we started goes with us; one the machine runs stays.
 	if [ -e "$GOS_DIR/run/munged.ours" ]; then
 		pkill -x munged
 		rm -f "$GOS_DIR/run/munged.ours"
 	fi
+}
+
+# What every job of a test file inherits (sbatch exports the submitter's
+# environment): the fake CUDA driver with its 256 MiB GPU.
+slurm_job_env() {
+	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
+		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
+	export GOS_DIR GOS_SOCK SLURM_CONF
+}
+
+# A test file's end: everything stopped, its directory gone.
+slurm_teardown() {
+	slurm_down
+	rm -rf "$GOS_DIR"
 }
 
 # Waits until job $1 has finished; prints its state.

@@ -12,16 +12,12 @@ setup_file() {
 	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
 	dir=$(mktemp -d /tmp/gos-slurm-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
-	# What every job inherits (sbatch exports the submitter's environment).
-	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
-		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
-	export GOS_DIR GOS_SOCK SLURM_CONF
+	slurm_job_env
 }
 
 teardown_file() {
 	source tests/integration/slurm/harness.bash
-	slurm_down
-	rm -rf "$GOS_DIR"
+	slurm_teardown
 }
 
 setup() {

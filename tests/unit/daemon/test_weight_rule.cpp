@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(slurm_priorities_count_only_when_the_policy_says_so)
 	in.priorities.partition_factor = 3;
 	in.priorities.qos_priority = 10;
 	in.priorities.fairshare = 0.5;
-	BOOST_TEST(weigh(policy(), in).nominal == 0.5);
+	BOOST_TEST(weigh(policy("slurm_weights: {partition_factor: off, qos_priority: off}"), in).nominal == 0.5);
 	auto all = policy("slurm_weights: {partition_factor: true, qos_priority: true, fairshare: on}");
 	auto w = weigh(all, in);
 	BOOST_TEST(w.nominal == 0.5 * 3 * 10 * 0.5);
@@ -138,8 +138,11 @@ BOOST_AUTO_TEST_CASE(the_slurm_weights_keys_are_checked)
 		return std::string();
 	};
 	BOOST_TEST(error("slurm_weights: {qos: true}") ==
-		   "p.yaml:1:22: unknown key 'qos' in 'slurm_weights'; use shards, partition_factor, qos_priority or fairshare");
+		   "p.yaml:1:22: unknown key 'qos' in 'slurm_weights'; use shards, partition_factor, qos_priority, fairshare or refresh");
 	BOOST_TEST(error("slurm_weights: {shards: maybe}") == "p.yaml:1:25: 'slurm_weights.shards' must be true or false, not 'maybe'");
 	BOOST_TEST(policy().slurm_weights.shards);
-	BOOST_TEST(!policy().slurm_weights.qos_priority);
+	// With nothing written, Slurm's partition and QOS priorities count.
+	BOOST_TEST(policy().slurm_weights.partition_factor);
+	BOOST_TEST(policy().slurm_weights.qos_priority);
+	BOOST_TEST(!policy().slurm_weights.fairshare);
 }

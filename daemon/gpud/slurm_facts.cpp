@@ -1,0 +1,202 @@
+#include "daemon/gpud/slurm_facts.hpp"
+
+#include <pwd.h>
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace gos::gpud {
+namespace {
+
+template <class T>
+bool number(const std::string &s, T &out)
+{
+	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+	return ec == std::errc() && p == s.data() + s.size();
+}
+
+const char *const kinds[] = {"partitions", "qos", "fairshare"};
+
+// Slurm names users; jobs carry uids. Resolved here, in the background,
+// for the name service may be slow.
+std::map<std::pair<std::string, uid_t>, double> by_uid(const std::map<std::pair<std::string, std::string>, double> &by_name)
+{
+	std::map<std::pair<std::string, uid_t>, double> out;
+	for (const auto &[key, factor] : by_name) {
+		passwd pw, *found = nullptr;
+		char buf[4096];
+		if (::getpwnam_r(key.second.c_str(), &pw, buf, sizeof buf, &found) == 0 && found)
+			out[{key.first, found->pw_uid}] = factor;
+	}
+	return out;
+}
+
+} // namespace
+
+SlurmReading parse_slurm_facts(const std::string &text)
+{
+	SlurmReading r;
+	std::istringstream in(text);
+	for (std::string line; std::getline(in, line);) {
+		std::istringstream words(line);
+		std::string kind, a, b, c, extra;
+		words >> kind >> a >> b >> c >> extra;
+		std::uint32_t u = 0;
+		double d = 0;
+		if (kind == "partition" && c.empty() && number(b, u))
+			r.partition_factor[a] = u;
+		else if (kind == "qos" && c.empty() && number(b, u))
+			r.qos_priority[a] = u;
+		else if (kind == "fairshare" && extra.empty() && number(c, d) && std::isfinite(d) && d >= 0 && d <= 1)
+			r.fairshare[{a, b}] = d;
+		else if (kind == "unavailable" && !b.empty())
+			r.unavailable[a] = line.substr(line.find(b, line.find(a) + a.size()));
+		else if (!line.empty())
+			r.garbled.push_back(line);
+	}
+	return r;
+}
+
+SlurmFacts::SlurmFacts(const config::SlurmWeights &settings, Reader reader, Logger log)
+	: reader_(std::move(reader)), log_(std::move(log)), settings_(settings),
+	  thread_([this](std::stop_token stop) { run(stop); })
+{
+}
+
+SlurmFacts::~SlurmFacts()
+{
+	thread_.request_stop();
+	wake_.notify_all();
+}
+
+void SlurmFacts::configure(const config::SlurmWeights &settings)
+{
+	{
+		std::lock_guard lock(mu_);
+		settings_ = settings;
+		reconfigured_ = true;
+	}
+	wake_.notify_all();	// read now, with the new settings
+}
+
+void SlurmFacts::run(std::stop_token stop)
+{
+	std::unique_lock lock(mu_);
+	while (!stop.stop_requested()) {
+		bool fairshare = settings_.fairshare;
+		lock.unlock();
+		SlurmReading r;
+		try {
+			r = parse_slurm_facts(reader_(fairshare, stop));
+		} catch (const std::exception &e) {
+			for (const char *k : kinds)
+				r.unavailable[k] = e.what();
+		}
+		if (!fairshare)
+			r.unavailable.erase("fairshare");
+		auto fairshare_by_uid = by_uid(r.fairshare);
+		lock.lock();
+		if (stop.stop_requested())
+			break;
+		take(r, std::move(fairshare_by_uid));
+		if (r.garbled != garbled_)	// once, not every refresh
+			for (const auto &line : r.garbled)
+				log_("Slurm facts: ignored a line not understood: '" + line + "'");
+		garbled_ = std::move(r.garbled);
+		wake_.wait_for(lock, stop, std::chrono::nanoseconds(settings_.refresh_ns),
+			       [this] { return std::exchange(reconfigured_, false); });
+	}
+}
+
+// A kind read replaces the cached values; one not read keeps them.
+void SlurmFacts::take(const SlurmReading &r, std::map<std::pair<std::string, uid_t>, double> fairshare)
+{
+	bool changed = false;
+	auto replace = [&](auto &cached, const auto &fresh, Kind &k, const std::string &name, bool wanted) {
+		auto it = r.unavailable.find(name);
+		if (!wanted)
+			return;
+		if (it != r.unavailable.end()) {
+			note(k, name, it->second);
+			return;
+		}
+		note(k, name, "");
+		k.read = true;
+		if (cached != fresh) {
+			cached = fresh;
+			changed = true;
+		}
+	};
+	replace(partition_factor_, r.partition_factor, partitions_kind_, "partitions", true);
+	replace(qos_priority_, r.qos_priority, qos_kind_, "qos", true);
+	replace(fairshare_, fairshare, fairshare_kind_, "fairshare", settings_.fairshare);
+	generation_ += changed;
+	readings_++;
+}
+
+// Logs a kind's failure when it starts or changes, and its recovery: once,
+// not every refresh.
+void SlurmFacts::note(Kind &k, const std::string &name, const std::string &why)
+{
+	if (why == k.failure)
+		return;
+	if (why.empty())
+		log_("Slurm facts: " + name + " read again");
+	else
+		log_("Slurm facts: cannot read " + name + " (" + why + ")" +
+		     (k.read ? "; the last values read stay" : "; unknown until read"));
+	k.failure = why;
+}
+
+std::string SlurmFacts::why(const Kind &k, const std::string &what) const
+{
+	if (k.failure.empty())
+		return "";
+	return what + (k.read ? " is the last value read; " : " unknown: ") + k.failure;
+}
+
+SlurmPriorities SlurmFacts::lookup(const std::string &partition, const std::string &qos, const std::string &account,
+				   uid_t user) const
+{
+	std::lock_guard lock(mu_);
+	SlurmPriorities p;
+	std::vector<std::string> reasons;
+	auto find = [&](const auto &cached, const auto &key, auto &out, const Kind &k, const std::string &what) {
+		auto it = cached.find(key);
+		if (it != cached.end())
+			out = it->second;
+		if (std::string stale = why(k, what); !stale.empty())
+			reasons.push_back(stale);
+		else if (it == cached.end())
+			reasons.push_back(what + " unknown to Slurm");
+	};
+	auto shown = [](const std::string &name) { return name.empty() ? std::string("(none)") : "'" + name + "'"; };
+	if (settings_.partition_factor)
+		find(partition_factor_, partition, p.partition_factor, partitions_kind_,
+		     "PriorityJobFactor of partition " + shown(partition));
+	if (settings_.qos_priority)
+		find(qos_priority_, qos, p.qos_priority, qos_kind_, "Priority of QOS " + shown(qos));
+	if (settings_.fairshare)
+		find(fairshare_, std::pair(account, user), p.fairshare, fairshare_kind_,
+		     "fair-share factor of account " + shown(account) + " uid " + std::to_string(user));
+	for (const auto &r : reasons)
+		p.reason += (p.reason.empty() ? "" : "; ") + r;
+	return p;
+}
+
+std::uint64_t SlurmFacts::generation() const
+{
+	std::lock_guard lock(mu_);
+	return generation_;
+}
+
+std::uint64_t SlurmFacts::readings() const
+{
+	std::lock_guard lock(mu_);
+	return readings_;
+}
+
+} // namespace gos::gpud

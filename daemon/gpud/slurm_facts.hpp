@@ -1,0 +1,93 @@
+// Slurm's fairness facts about a job: its partition's PriorityJobFactor
+// (slurmctld), its QOS's Priority (slurmdbd) and, as an option, its
+// association's fair-share factor (priority/multifactor in slurmctld).
+//
+// They are read in the background, every `slurm_weights.refresh`, by the
+// program gpuoversub-slurm-facts, and cached: a lookup never waits on
+// Slurm. When Slurm cannot be read, the last values read stay, and the
+// reason is logged once (and once again when Slurm answers).
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/config/config.hpp"
+#include "daemon/gpud/weight_rule.hpp"
+
+namespace gos::gpud {
+
+// One reading of the facts program's output. Each kind (partitions, qos,
+// fairshare) was read, or is named in `unavailable` with the reason.
+struct SlurmReading {
+	std::map<std::string, std::uint32_t> partition_factor, qos_priority;
+	std::map<std::pair<std::string, std::string>, double> fairshare;	// by (account, user)
+	std::map<std::string, std::string> unavailable;				// kind -> reason
+	std::vector<std::string> garbled;					// lines not understood
+};
+SlurmReading parse_slurm_facts(const std::string &text);
+
+class SlurmFacts {
+public:
+	// Reads the facts once: the program's output, or throws
+	// std::runtime_error saying why there is none. It should return soon
+	// after `stop` is requested.
+	using Reader = std::function<std::string(bool fairshare, std::stop_token stop)>;
+	using Logger = std::function<void(const std::string &)>;
+
+	SlurmFacts(const config::SlurmWeights &settings, Reader reader, Logger log);
+	~SlurmFacts();
+	SlurmFacts(const SlurmFacts &) = delete;
+	SlurmFacts &operator=(const SlurmFacts &) = delete;
+
+	// The policy was reloaded: the next refresh follows it.
+	void configure(const config::SlurmWeights &settings);
+	// The cached facts for a job; the switches off in the settings stay
+	// unknown, with no reason.
+	SlurmPriorities lookup(const std::string &partition, const std::string &qos, const std::string &account,
+			       uid_t user) const;
+	// Changes whenever a cached value does, for the event loop to re-apply
+	// the weights.
+	std::uint64_t generation() const;
+	std::uint64_t readings() const;		// refreshes done, for tests
+
+private:
+	struct Kind {
+		bool read = false;	// at least once
+		std::string failure;	// of the latest refresh; empty if it succeeded
+	};
+	void run(std::stop_token stop);
+	void take(const SlurmReading &r, std::map<std::pair<std::string, uid_t>, double> fairshare);
+	void note(Kind &k, const std::string &name, const std::string &why);
+	std::string why(const Kind &k, const std::string &what) const;
+
+	Reader reader_;
+	Logger log_;
+	mutable std::mutex mu_;
+	std::condition_variable_any wake_;
+	config::SlurmWeights settings_;
+	std::map<std::string, std::uint32_t> partition_factor_, qos_priority_;
+	std::map<std::pair<std::string, uid_t>, double> fairshare_;	// by (account, uid)
+	Kind partitions_kind_, qos_kind_, fairshare_kind_;
+	std::uint64_t generation_ = 0, readings_ = 0;
+	bool reconfigured_ = false;
+	std::vector<std::string> garbled_;	// of the latest reading, logged
+	std::jthread thread_;	// last: started once the rest is ready
+};
+
+// The reader that runs gpuoversub-slurm-facts at `path`, killed when it
+// outlives `deadline_s`.
+SlurmFacts::Reader slurm_facts_program(std::string path, unsigned deadline_s);
+// Where the facts program is installed: ../libexec/gpuoversub beside the
+// running program's directory.
+std::string slurm_facts_program_path();
+
+} // namespace gos::gpud

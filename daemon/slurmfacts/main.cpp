@@ -1,0 +1,127 @@
+// gpuoversub-slurm-facts: prints the Slurm fairness facts gpuoversubd
+// weighs jobs by, one per line, for the daemon's background refresh. It is
+// a program of its own because libslurm ends its process on a bad or
+// missing slurm.conf and may wait on slurmctld or slurmdbd: the daemon
+// runs it with a deadline and never links libslurm.
+//
+//   partition NAME PRIORITY_JOB_FACTOR
+//   qos NAME PRIORITY
+//   fairshare ACCOUNT USER FACTOR		(only with --fairshare)
+//   unavailable partitions|qos|fairshare REASON
+//
+// Exit status 0 whatever Slurm answered: what it could not read is said
+// in an `unavailable` line.
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+std::string last_error()
+{
+	return slurm_strerror(slurm_get_errno());
+}
+
+void partitions()
+{
+	partition_info_msg_t *msg = nullptr;
+	if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+		std::printf("unavailable partitions slurmctld: %s\n", last_error().c_str());
+		return;
+	}
+	for (std::uint32_t i = 0; i < msg->record_count; i++) {
+		const partition_info_t &p = msg->partition_array[i];
+		if (p.name)
+			std::printf("partition %s %u\n", p.name, static_cast<unsigned>(p.priority_job_factor));
+	}
+	slurm_free_partition_info_msg(msg);
+}
+
+// Each list element through a typed callback.
+template <class T, class Fn>
+void each(List list, Fn fn)
+{
+	ListIterator it = slurm_list_iterator_create(list);
+	while (void *x = slurm_list_next(it))
+		fn(*static_cast<T *>(x));
+	slurm_list_iterator_destroy(it);
+}
+
+void qos()
+{
+	std::uint16_t flags = 0;
+	void *db = slurmdb_connection_get(&flags);
+	if (!db) {
+		std::printf("unavailable qos slurmdbd: %s\n", last_error().c_str());
+		return;
+	}
+	slurmdb_qos_cond_t cond;
+	std::memset(&cond, 0, sizeof cond);
+	List list = slurmdb_qos_get(db, &cond);
+	if (!list)
+		std::printf("unavailable qos slurmdbd: %s\n", last_error().c_str());
+	else {
+		each<slurmdb_qos_rec_t>(list, [](const slurmdb_qos_rec_t &q) {
+			if (q.name)
+				std::printf("qos %s %u\n", q.name, q.priority);
+		});
+		slurm_list_destroy(list);
+	}
+	slurmdb_connection_close(&db);
+}
+
+// The fair-share factors slurmctld's priority/multifactor computed, from
+// its association manager.
+void fairshare()
+{
+	assoc_mgr_info_request_msg_t req;
+	std::memset(&req, 0, sizeof req);
+	req.flags = ASSOC_MGR_INFO_FLAG_ASSOC;
+	assoc_mgr_info_msg_t *msg = nullptr;
+	if (slurm_load_assoc_mgr_info(&req, &msg) != SLURM_SUCCESS || !msg) {
+		std::printf("unavailable fairshare slurmctld: %s\n", last_error().c_str());
+		return;
+	}
+	if (msg->assoc_list)
+		each<slurmdb_assoc_rec_t>(msg->assoc_list, [](const slurmdb_assoc_rec_t &a) {
+			if (a.acct && a.user && a.user[0] && a.usage)
+				std::printf("fairshare %s %s %.6f\n", a.acct, a.user, a.usage->fs_factor);
+		});
+	slurm_free_assoc_mgr_info_msg(msg);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	bool with_fairshare = argc == 2 && std::strcmp(argv[1], "--fairshare") == 0;
+	if (argc > 2 || (argc == 2 && !with_fairshare)) {
+		std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare]\n");
+		return 2;
+	}
+	// libslurm would retry a missing slurm.conf for a minute, then exit.
+	const char *conf = std::getenv("SLURM_CONF");
+	std::string path = conf && *conf ? conf : "/etc/slurm/slurm.conf";
+	if (::access(path.c_str(), R_OK) != 0) {
+		std::string why = "no readable slurm.conf at " + path + ": " + std::strerror(errno);
+		std::printf("unavailable partitions %s\nunavailable qos %s\n", why.c_str(), why.c_str());
+		if (with_fairshare)
+			std::printf("unavailable fairshare %s\n", why.c_str());
+		return 0;
+	}
+	slurm_init(path.c_str());
+	partitions();
+	qos();
+	if (with_fairshare)
+		fairshare();
+	slurm_fini();
+	return 0;
+}

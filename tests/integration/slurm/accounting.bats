@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# gpuoversub under a Slurm with real accounting: the test Slurm of
+# harness.bash with a MariaDB and a slurmdbd of its own (started once for
+# the file), accounts and QOS made with sacctmgr, a second partition with a
+# higher PriorityJobFactor. The weights follow what Slurm says, the report
+# reaches sacct, and slurmctld going away keeps the weights. Needs root.
+
+load ../wait
+
+setup_file() {
+	export BUILD=${BUILD:-build}
+	source tests/integration/slurm/harness.bash
+	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000)) GOS_ACCOUNTING=1
+	# Slurm runs jobs of two partitions that both allow oversubscription on
+	# one node only one partition at a time: prio does not allow it, and its
+	# jobs start first.
+	export GOS_SLURM_CONF_EXTRA="PartitionName=prio Nodes=node1 MaxTime=INFINITE State=UP OverSubscribe=NO PriorityJobFactor=3"
+	dir=$(mktemp -d /tmp/gos-acct-XXXXXX)
+	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
+	{ sacctmgr -i add account acct1 &&
+	  sacctmgr -i add qos high priority=3 &&
+	  sacctmgr -i add user root account=acct1 &&
+	  sacctmgr -i modify user root set qos+=high; } >/dev/null || { slurm_down; return 1; }
+	# Facts read every 200 ms, so that the tests see Slurm's changes soon.
+	echo "slurm_weights: {refresh: 200ms}" >>"$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop
+	gos_daemon_start || { slurm_down; return 1; }
+	slurm_job_env
+}
+
+teardown_file() {
+	source tests/integration/slurm/harness.bash
+	slurm_teardown
+}
+
+setup() {
+	source tests/integration/slurm/harness.bash
+	plugstack
+	[ -S "$GOS_SOCK" ] || gos_daemon_start
+}
+
+ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
+
+# A job of N buffers of 32 MiB, held until the test releases it, then checked.
+held_job() {
+	local name=$1 n=$2; shift 2
+	cat >"$GOS_DIR/job-$name.sh" <<SCRIPT
+#!/bin/bash
+{ for i in \$(seq $n); do echo "alloc b\$i 32"; done
+  timeout 120 sh -c 'until [ -e $GOS_DIR/release-$name ]; do sleep 0.1; done'
+  for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp
+SCRIPT
+	sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub=2 --account=acct1 "$@" \
+		"$GOS_DIR/job-$name.sh"
+}
+
+release() {
+	local state
+	touch "$GOS_DIR/release-$1"
+	state=$(job_wait "$2")
+	echo "job $2: $state"; cat "$GOS_DIR/out-$2.txt"	# shown only when the test fails
+	[ "$state" = COMPLETED ]
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$2.txt")" -gt 0 ]
+	! grep -q '^err\|^bad' "$GOS_DIR/out-$2.txt"
+}
+
+# Whether job $1 has a tenant on GPU 0: it runs and its agent is in.
+has_tenant() { [ "$(tenant_field "$1" weight)" != none ]; }
+
+# A job's tenant field ($2) on GPU 0, from `gpuoversubctl status --json`.
+tenant_field() {
+	ctl --json status | python3 -c '
+import json, sys
+ts = [t for t in json.load(sys.stdin)["gpus"][0]["tenants"] if t["job"] == int(sys.argv[1])]
+print(ts[0][sys.argv[2]] if ts else "none")' "$1" "$2"
+}
+
+# Whether job $1 has more of tenant field $3 than job $2.
+more() {
+	python3 -c '
+import sys
+try: sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)
+except ValueError: sys.exit(1)	# a job without a tenant' "$(tenant_field "$1" "$3")" "$(tenant_field "$2" "$3")"
+}
+
+# Whether job $1 has the larger weight and, all of both jobs' memory being
+# held, the larger resident share than job $2.
+favoured() {
+	echo "job $1: weight $(tenant_field "$1" weight) resident $(tenant_field "$1" resident);" \
+		"job $2: weight $(tenant_field "$2" weight) resident $(tenant_field "$2" resident);" \
+		"queue: $(squeue -h -o "%i %P %T %r" | tr "\n" " ")"
+	[ "$(ctl --json status | python3 -c 'import json,sys; print(sum(t["demand"] for t in json.load(sys.stdin)["gpus"][0]["tenants"]))')" \
+		-eq $((320 << 20)) ] && more "$1" "$2" weight && more "$1" "$2" resident
+}
+
+# Whether the daemon's log from line $1 on has a line with $2.
+logged_since() { tail -n +"$1" "$GOS_DIR/log/gpuoversubd.log" | grep -qF "$2"; }
+
+@test "sacct shows the job's report line in AdminComment" {
+	plugstack report_admin_comment=yes
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub \
+		--wrap "echo 'alloc b 32
+verify b
+quit' | $GOS_BUILD/tests/tools/gos_testapp")
+	[ "$(job_wait "$id")" = COMPLETED ]
+	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q '\"gos\":1'"
+	# The line is the job's own report's.
+	sacct -j "$id" -n -P -X -o AdminComment | python3 -c '
+import json, sys
+line, report = json.load(sys.stdin), json.load(open(sys.argv[1]))
+assert line["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (line, report["peak_device_bytes"])' \
+		"$GOS_DIR/reports/job-$id.json"
+}
+
+@test "a QOS with a higher Priority gets the larger share under pressure" {
+	a=$(held_job qa 6 --qos=high)
+	b=$(held_job qb 4 --qos=normal)	# 320 MiB of 256
+	wait_until 60 favoured "$a" "$b"
+	[ "$(tenant_field "$a" weight)" != "$(tenant_field "$b" weight)" ]
+	release qa "$a"
+	release qb "$b"
+}
+
+@test "a partition's PriorityJobFactor counts" {
+	a=$(held_job pa 6 -p prio)
+	wait_until 30 has_tenant "$a"
+	b=$(held_job pb 4 -p debug)
+	wait_until 60 favoured "$a" "$b"
+	release pa "$a"
+	release pb "$b"
+}
+
+@test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
+	a=$(held_job ca 2 -p prio --qos=high)
+	wait_until 30 has_tenant "$a"
+	b=$(held_job cb 1 -p debug --qos=normal)	# its limit is a tenth of 2 x 256 MiB
+	wait_until 30 has_tenant "$b"
+	wait_until 30 more "$a" "$b" weight
+	before=$(tenant_field "$a" weight)
+	from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
+	kill "$(cat "$GOS_DIR/run/slurmctld.pid")"
+	wait_until 30 logged_since "$from" "Slurm facts: cannot read partitions (slurmctld: "
+	[ "$(tenant_field "$a" weight)" = "$before" ]
+	"${detached[@]}" slurmctld </dev/null >/dev/null 2>&1	# recovers the running jobs
+	wait_until 30 logged_since "$from" "Slurm facts: partitions read again"
+	[ "$(tail -n +"$from" "$GOS_DIR/log/gpuoversubd.log" | grep -c "Slurm facts: cannot read partitions")" -eq 1 ]
+	[ "$(tenant_field "$a" weight)" = "$before" ]
+	release ca "$a"
+	release cb "$b"
+}

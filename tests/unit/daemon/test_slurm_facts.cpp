@@ -1,0 +1,315 @@
+// Slurm's fairness facts: the facts program's output parsed, garbled lines
+// included; the cache, which keeps the last values read when Slurm cannot
+// be read and says so once; the program run with its deadline; the
+// slurm_weights policy block; the weight the facts make.
+#define BOOST_TEST_MODULE slurm_facts
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "common/config/config.hpp"
+#include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
+
+using namespace gos;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Polls cond until it holds or 5 s pass.
+template <class Cond>
+bool eventually(Cond cond)
+{
+	for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+		if (cond())
+			return true;
+		std::this_thread::sleep_for(1ms);
+	}
+	return cond();
+}
+
+// Answers each reading with the next scripted output; "!why" throws why.
+// The last one repeats.
+struct ScriptedSlurm {
+	std::mutex mu;
+	std::deque<std::string> answers;
+	std::vector<bool> fairshare_asked;
+
+	void push(const std::string &a)
+	{
+		std::lock_guard lock(mu);
+		answers.push_back(a);
+	}
+	gpud::SlurmFacts::Reader reader()
+	{
+		return [this](bool fairshare, std::stop_token) {
+			std::lock_guard lock(mu);
+			fairshare_asked.push_back(fairshare);
+			std::string a = answers.front();
+			if (answers.size() > 1)
+				answers.pop_front();
+			if (!a.empty() && a[0] == '!')
+				throw std::runtime_error(a.substr(1));
+			return a;
+		};
+	}
+};
+
+struct Logged {
+	std::mutex mu;
+	std::vector<std::string> lines;
+	gpud::SlurmFacts::Logger logger()
+	{
+		return [this](const std::string &l) {
+			std::lock_guard lock(mu);
+			lines.push_back(l);
+		};
+	}
+	std::size_t count()
+	{
+		std::lock_guard lock(mu);
+		return lines.size();
+	}
+};
+
+config::SlurmWeights every_100ms()
+{
+	config::SlurmWeights w;
+	w.refresh_ns = 100'000'000;
+	return w;
+}
+
+// The next reading, now rather than at the next refresh.
+void read_again(gpud::SlurmFacts &facts, const config::SlurmWeights &w)
+{
+	std::uint64_t before = facts.readings();
+	facts.configure(w);
+	BOOST_REQUIRE(eventually([&] { return facts.readings() > before; }));
+}
+
+const std::string healthy = "partition debug 1\npartition gpu 4\nqos normal 0\nqos high 300\n";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_facts_programs_lines_are_parsed)
+{
+	gpud::SlurmReading r = gpud::parse_slurm_facts(healthy + "fairshare acct1 alice 0.25\n"
+							   "unavailable fairshare slurmctld: Unable to contact slurm controller\n");
+	BOOST_TEST(r.partition_factor.at("gpu") == 4u);
+	BOOST_TEST(r.qos_priority.at("high") == 300u);
+	BOOST_TEST(r.qos_priority.at("normal") == 0u);
+	BOOST_TEST(r.fairshare.at({"acct1", "alice"}) == 0.25);
+	BOOST_TEST(r.unavailable.at("fairshare") == "slurmctld: Unable to contact slurm controller");
+	BOOST_TEST(r.garbled.empty());
+}
+
+BOOST_AUTO_TEST_CASE(garbled_lines_are_set_aside_not_guessed)
+{
+	gpud::SlurmReading r = gpud::parse_slurm_facts("partition debug lots\npartition gpu -4\npartition x 1 2\n"
+						       "qos high 99999999999\nqos\nfairshare a u 1.5\nfairshare a u nan\n"
+						       "wat\n\nqos ok 7\n");
+	BOOST_TEST(r.partition_factor.empty());
+	BOOST_TEST(r.qos_priority.size() == 1u);
+	BOOST_TEST(r.qos_priority.at("ok") == 7u);
+	BOOST_TEST(r.fairshare.empty());
+	BOOST_TEST(r.garbled.size() == 8u);
+	BOOST_TEST(r.garbled.front() == "partition debug lots");
+}
+
+BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
+{
+	ScriptedSlurm slurm;
+	slurm.push(healthy);
+	Logged log;
+	gpud::SlurmFacts facts(every_100ms(), slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	gpud::SlurmPriorities p = facts.lookup("gpu", "high", "acct1", 0);
+	BOOST_TEST(*p.partition_factor == 4u);
+	BOOST_TEST(*p.qos_priority == 300u);
+	BOOST_TEST(!p.fairshare);	// off by default
+	BOOST_TEST(p.reason.empty());
+	p = facts.lookup("debug", "nosuch", "acct1", 0);
+	BOOST_TEST(*p.partition_factor == 1u);
+	BOOST_TEST(!p.qos_priority);
+	BOOST_TEST(p.reason == "Priority of QOS 'nosuch' unknown to Slurm");
+	p = facts.lookup("debug", "", "", 0);
+	BOOST_TEST(p.reason == "Priority of QOS (none) unknown to Slurm");
+	BOOST_TEST(log.count() == 0u);
+	BOOST_TEST(facts.generation() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_reason_is_logged_once)
+{
+	ScriptedSlurm slurm;
+	slurm.push(healthy);
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	slurm.push("unavailable partitions slurmctld: Unable to contact slurm controller (connect failure)\n"
+		   "qos normal 0\nqos high 500\n");
+	for (int i = 0; i < 4; i++)
+		read_again(facts, w);
+	gpud::SlurmPriorities p = facts.lookup("gpu", "high", "", 0);
+	BOOST_TEST(*p.partition_factor == 4u);	// kept
+	BOOST_TEST(*p.qos_priority == 500u);	// read anew
+	BOOST_TEST(p.reason == "PriorityJobFactor of partition 'gpu' is the last value read; "
+			       "slurmctld: Unable to contact slurm controller (connect failure)");
+	BOOST_TEST(log.count() == 1u);
+	BOOST_TEST(log.lines[0] == "Slurm facts: cannot read partitions (slurmctld: Unable to contact slurm controller "
+				   "(connect failure)); the last values read stay");
+	BOOST_TEST(facts.generation() == 2u);	// the QOS change, once
+
+	slurm.push(healthy);
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(facts.lookup("gpu", "high", "", 0).reason.empty());
+	BOOST_TEST(log.count() == 2u);
+	BOOST_TEST(log.lines[1] == "Slurm facts: partitions read again");
+}
+
+BOOST_AUTO_TEST_CASE(garbled_output_is_logged_once_not_every_refresh)
+{
+	ScriptedSlurm slurm;
+	slurm.push(healthy + "qos broken x\n");
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(log.count() == 1u);
+	BOOST_TEST(log.lines[0] == "Slurm facts: ignored a line not understood: 'qos broken x'");
+	BOOST_TEST(*facts.lookup("gpu", "high", "", 0).qos_priority == 300u);
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_that_fails_leaves_every_value_unknown_with_its_reason)
+{
+	ScriptedSlurm slurm;
+	slurm.push("!cannot run /nowhere/gpuoversub-slurm-facts: No such file or directory");
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	read_again(facts, w);
+	gpud::SlurmPriorities p = facts.lookup("debug", "normal", "", 0);
+	BOOST_TEST(!p.partition_factor);
+	BOOST_TEST(!p.qos_priority);
+	BOOST_TEST(p.reason.find("PriorityJobFactor of partition 'debug' unknown: cannot run /nowhere") == 0u);
+	BOOST_TEST(log.count() == 2u);	// partitions and qos, each once
+	BOOST_TEST(facts.generation() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(fairshare_is_asked_for_only_when_switched_on_and_keyed_by_uid)
+{
+	ScriptedSlurm slurm;
+	slurm.push(healthy + "fairshare acct1 root 0.75\nfairshare acct1 no-such-user-here 0.5\n");
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	w.partition_factor = false;
+	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	BOOST_TEST(!facts.lookup("acct1", "high", "acct1", 0).fairshare);
+	w.fairshare = true;
+	read_again(facts, w);
+	gpud::SlurmPriorities p = facts.lookup("gpu", "high", "acct1", 0);	// root
+	BOOST_TEST(*p.fairshare == 0.75);
+	BOOST_TEST(!p.partition_factor);	// switched off: not even a reason
+	BOOST_TEST(p.reason.empty());
+	p = facts.lookup("gpu", "high", "acct2", 0);
+	BOOST_TEST(p.reason == "fair-share factor of account 'acct2' uid 0 unknown to Slurm");
+	std::lock_guard lock(slurm.mu);
+	BOOST_TEST(slurm.fairshare_asked.front() == false);
+	BOOST_TEST(slurm.fairshare_asked.back() == true);
+}
+
+BOOST_AUTO_TEST_CASE(the_facts_program_runs_with_a_deadline_and_its_failures_say_why)
+{
+	char dir[] = "/tmp/gos-facts-XXXXXX";
+	BOOST_REQUIRE(::mkdtemp(dir));
+	auto script = [&](const std::string &name, const std::string &body) {
+		std::string path = std::string(dir) + "/" + name;
+		std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+		::chmod(path.c_str(), 0755);
+		return path;
+	};
+	std::stop_source never;
+	std::string out = gpud::slurm_facts_program(script("ok", "echo \"qos high $#$1\""), 5)(true, never.get_token());
+	BOOST_TEST(out == "qos high 1--fairshare\n");
+	try {
+		gpud::slurm_facts_program(script("fatal", "echo 'gpuoversub-slurm-facts: fatal: Unable to process configuration file' >&2; exit 1"),
+					  5)(false, never.get_token());
+		BOOST_FAIL("a failing program gave facts");
+	} catch (const std::runtime_error &e) {
+		BOOST_TEST(std::string(e.what()).find("failed: gpuoversub-slurm-facts: fatal: Unable to process") != std::string::npos);
+	}
+	auto start = std::chrono::steady_clock::now();
+	try {
+		gpud::slurm_facts_program(script("hang", "exec sleep 30"), 1)(false, never.get_token());
+		BOOST_FAIL("a hung program gave facts");
+	} catch (const std::runtime_error &e) {
+		BOOST_TEST(std::string(e.what()).find("gave no answer within 1 s") != std::string::npos);
+	}
+	BOOST_TEST((std::chrono::steady_clock::now() - start < 10s));
+	try {
+		gpud::slurm_facts_program(std::string(dir) + "/absent", 5)(false, never.get_token());
+		BOOST_FAIL("a missing program gave facts");
+	} catch (const std::runtime_error &e) {
+		BOOST_TEST(std::string(e.what()).find("cannot run") != std::string::npos);
+	}
+	std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(the_slurm_weights_block_is_checked)
+{
+	config::Config c = config::parse_config("slurm_weights: {qos_priority: off, fairshare: on, refresh: 5s}\n", "p.yaml");
+	BOOST_TEST(c.policy.slurm_weights.partition_factor);
+	BOOST_TEST(!c.policy.slurm_weights.qos_priority);
+	BOOST_TEST(c.policy.slurm_weights.fairshare);
+	BOOST_TEST(c.policy.slurm_weights.refresh_ns == 5'000'000'000ULL);
+	auto error = [](const std::string &yaml) {
+		try {
+			config::parse_config(yaml, "p.yaml");
+		} catch (const config::ConfigError &e) {
+			return std::string(e.what());
+		}
+		return std::string();
+	};
+	BOOST_TEST(error("slurm_weights: {qos: on}\n").find("unknown key 'qos' in 'slurm_weights'; use shards, partition_factor") !=
+		   std::string::npos);
+	BOOST_TEST(error("slurm_weights: {refresh: 10ms}\n").find("at least 100ms") != std::string::npos);
+	BOOST_TEST(error("slurm_weights: {fairshare: maybe}\n").find("'slurm_weights.fairshare' must be true or false") !=
+		   std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_facts_weigh_a_job_and_a_yaml_entry_wins_over_the_fact_of_its_kind)
+{
+	gpud::Job j;
+	j.partition = "gpu";
+	j.qos = "high";
+	j.account = "acct1";
+	gpud::JobGpu whole;	// no shards configured: the job holds the GPU whole
+	gpud::SlurmPriorities s;
+	s.partition_factor = 2;
+	s.qos_priority = 3;
+	auto weight = [&](const std::string &yaml) {
+		return gpud::policy_for(config::parse_config(yaml, "p.yaml"), j, whole, s).weight.nominal;
+	};
+	BOOST_TEST(weight("") == 6.0);
+	BOOST_TEST(weight("weights: {qos: {high: 5}}\n") == 10.0);
+	s.qos_priority = 0;	// Slurm's default QOS priority counts as 1
+	BOOST_TEST(weight("") == 2.0);
+	s.fairshare = 0.5;
+	BOOST_TEST(weight("") == 2.0);	// the fair-share factor counts only when asked
+	BOOST_TEST(weight("slurm_weights: {fairshare: on}\n") == 1.0);
+	BOOST_TEST(weight("fairness: equal\n") == 1.0);
+}
