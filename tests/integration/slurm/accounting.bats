@@ -21,8 +21,9 @@ setup_file() {
 	  sacctmgr -i add qos high priority=3 &&
 	  sacctmgr -i add user root account=acct1 &&
 	  sacctmgr -i modify user root set qos+=high; } >/dev/null || { slurm_down; return 1; }
-	# Facts read every 200 ms, so that the tests see Slurm's changes soon.
-	echo "slurm_weights: {refresh: 200ms}" >>"$GOS_DIR/gpuoversub.yaml"
+	# Facts read every 200 ms, so that the tests see Slurm's changes soon;
+	# no balloon, whose idle weight would move the weights these tests compare.
+	printf 'slurm_weights: {refresh: 200ms}\nballoon: {enabled: false}\n' >>"$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop
 	gos_daemon_start || { slurm_down; return 1; }
 	slurm_job_env

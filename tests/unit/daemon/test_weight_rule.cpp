@@ -47,7 +47,9 @@ BOOST_AUTO_TEST_CASE(by_default_a_job_weighs_the_shards_it_holds)
 	BOOST_TEST(whole.nominal == 1.0);
 	BOOST_TEST(step(three, "shards").why == "3 of 4 shards");
 	BOOST_TEST(step(whole, "shards").why == "4 of 4 shards (the whole GPU)");
-	BOOST_TEST(step(three, "qos").why == "normal: no weights.qos entry; Slurm's QOS Priority not counted");
+	BOOST_TEST(step(three, "qos").why == "normal: Slurm's QOS Priority unknown");	// counted, never read
+	BOOST_TEST(step(weigh(policy("slurm_weights: {qos_priority: off}"), job(3, 4)), "qos").why ==
+		   "normal: no weights.qos entry; Slurm's QOS Priority not counted");
 	BOOST_TEST(three.steps.size() == 4u);	// shards, partition, qos, account: each said
 }
 
