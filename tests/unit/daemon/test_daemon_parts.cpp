@@ -16,22 +16,11 @@
 #include "common/proto/wire.hpp"
 #include "common/proto/client.hpp"
 #include "common/util/rate_limit.hpp"
+#include "tests/unit/common/config_error.hpp"
 
 using namespace gos;
 
-namespace {
-
-std::string config_error(const std::string &yaml)
-{
-	try {
-		config::parse_config(yaml, "p.yaml");
-	} catch (const config::ConfigError &e) {
-		return e.what();
-	}
-	return "";
-}
-
-} // namespace
+using gos_test::config_error;
 
 BOOST_AUTO_TEST_CASE(the_shipped_example_policy_is_valid)
 {

@@ -19,6 +19,7 @@
 #include "common/config/config.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/slurm_facts.hpp"
+#include "tests/unit/common/config_error.hpp"
 
 using namespace gos;
 using namespace std::chrono_literals;
@@ -276,14 +277,7 @@ BOOST_AUTO_TEST_CASE(the_slurm_weights_block_is_checked)
 	BOOST_TEST(!c.policy.slurm_weights.qos_priority);
 	BOOST_TEST(c.policy.slurm_weights.fairshare);
 	BOOST_TEST(c.policy.slurm_weights.refresh_ns == 5'000'000'000ULL);
-	auto error = [](const std::string &yaml) {
-		try {
-			config::parse_config(yaml, "p.yaml");
-		} catch (const config::ConfigError &e) {
-			return std::string(e.what());
-		}
-		return std::string();
-	};
+	auto error = gos_test::config_error;
 	BOOST_TEST(error("slurm_weights: {qos: on}\n").find("unknown key 'qos' in 'slurm_weights'; use shards, partition_factor") !=
 		   std::string::npos);
 	BOOST_TEST(error("slurm_weights: {refresh: 10ms}\n").find("at least 100ms") != std::string::npos);

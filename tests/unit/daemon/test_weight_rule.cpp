@@ -7,6 +7,7 @@
 
 #include "common/config/config.hpp"
 #include "daemon/gpud/weight_rule.hpp"
+#include "tests/unit/common/config_error.hpp"
 
 using namespace gos;
 using gpud::weigh;
@@ -131,14 +132,7 @@ BOOST_AUTO_TEST_CASE(equal_fairness_ignores_every_fact_and_the_balloon_still_def
 
 BOOST_AUTO_TEST_CASE(the_slurm_weights_keys_are_checked)
 {
-	auto error = [](const std::string &yaml) {
-		try {
-			config::parse_config(yaml, "p.yaml");
-		} catch (const config::ConfigError &e) {
-			return std::string(e.what());
-		}
-		return std::string();
-	};
+	auto error = gos_test::config_error;
 	BOOST_TEST(error("slurm_weights: {qos: true}") ==
 		   "p.yaml:1:22: unknown key 'qos' in 'slurm_weights'; use shards, partition_factor, qos_priority, fairshare or refresh");
 	BOOST_TEST(error("slurm_weights: {shards: maybe}") == "p.yaml:1:25: 'slurm_weights.shards' must be true or false, not 'maybe'");
