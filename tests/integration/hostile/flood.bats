@@ -16,6 +16,9 @@ CTL=${BUILD:-build}/bin/gpuoversubctl
 setup() {
 	neighbours_up
 	D=$(mktemp -d)
+	# Without ASan's quarantine (make check-sanitize), which keeps 256 MiB
+	# of freed memory mapped, the daemon's peak is its own; ignored without ASan.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=100
 	daemon_up
 	FLOOD=
 }
@@ -71,6 +74,17 @@ near() {	# RSS within 8 MiB of $1 KiB
 	[ "$(rss_kib)" -le $(($1 + 8192)) ]
 }
 
+# After a flood the daemon's memory goes back to the system (the plain
+# build's make check proves it). Under ASan (make check-sanitize) freed
+# memory stays mapped in the sanitizer's own allocator and quarantine, so
+# there only the bounds during the flood are checked.
+memory_returns() {
+	if grep -q __asan_init "${BUILD:-build}/sbin/gpuoversubd"; then
+		return 0
+	fi
+	wait_until 15 near "$RSS0"
+}
+
 figures() {
 	echo "# $1: root registration p99 ${P99} ms; daemon RSS ${RSS0} KiB before, ${PEAK} KiB peak during," \
 		"$(rss_kib) KiB after; log $(stat -c %s "$D/log") bytes" >&3
@@ -85,7 +99,7 @@ figures() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"too many connections from uid $(neighbour_uid 1)"* ]]
 	stop_flood
-	wait_until 15 near "$RSS0"
+	memory_returns
 	figures "descriptor flood"
 	[ "$P99" -lt 1000 ]
 	[ "$(stat -c %s "$D/log")" -lt 65536 ]
@@ -96,7 +110,7 @@ figures() {
 	flood slow 2000
 	root_registrations
 	stop_flood
-	wait_until 15 near "$RSS0"
+	memory_returns
 	figures "slow-frame flood"
 	[ "$P99" -lt 1000 ]
 	[ "$PEAK" -lt $((RSS0 + 65536)) ]
@@ -109,7 +123,7 @@ figures() {
 	flood pipeline 300 23000
 	root_registrations
 	stop_flood
-	wait_until 15 near "$RSS0"
+	memory_returns
 	figures "pipelined flood"
 	[ "$P99" -lt 1000 ]
 	[ "$PEAK" -lt $((RSS0 + 131072)) ]
