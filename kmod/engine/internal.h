@@ -182,6 +182,15 @@ static inline u64 gos_chunk_size(const struct gos_engine *eng,
 u64 gos_rand(struct gos_engine *eng);
 u32 gos_rand_below(struct gos_engine *eng, u32 bound);
 
+/* gpu.c, tenant.c, client.c, buffer.c: each object's lookup and release */
+struct gos_gpu *gos_gpu_get(struct gos_engine *eng, u32 id);
+void gos_gpu_release(struct gos_gpu *gpu);
+void gos_gpu_after_free(struct gos_engine *eng, struct gos_gpu *gpu);
+void gos_gpu_after_shrink(struct gos_engine *eng, struct gos_gpu *gpu);
+void gos_tenant_release(struct gos_engine *eng, struct gos_tenant *t);
+void gos_client_release(struct gos_engine *eng, struct gos_client *cl);
+void gos_buffer_release(struct gos_engine *eng, struct gos_buffer *buf);
+
 /* buckets.c */
 int gos_tenant_reserve_prio(struct gos_tenant *t, u32 prio, u32 extra);
 void gos_buckets_add(struct gos_buckets *bk, struct gos_chunk *c);
