@@ -4,7 +4,10 @@
  * hostile-neighbour suite. It runs until killed, and prints "ready" once
  * its connections are open and its first bytes sent: "ready PID".
  *
- *   gos_flood SOCKET hold N          N connections that say nothing
+ *   gos_flood SOCKET hold N          N connections that say nothing; those
+ *                                    the daemon closes for their silence
+ *                                    reopen, those refused at the per-uid
+ *                                    cap stay closed
  *   gos_flood SOCKET slow N          N connections, each announcing a frame
  *                                    of 1 MiB of a type only the daemon sends
  *                                    and trickling it; those closed reopen
@@ -82,13 +85,42 @@ static void nap_ms(long ms)
 	nanosleep(&t, NULL);
 }
 
+/* Whether the daemon closed fd with its per-uid cap's refusal. */
+static int refused_at_cap(int fd)
+{
+	char b[sizeof(struct gos_wire_hdr) + sizeof(struct gos_reply)];
+	struct gos_reply r;
+
+	if (recv(fd, b, sizeof(b), MSG_DONTWAIT | MSG_WAITALL) != (ssize_t)sizeof(b))
+		return 0;
+	memcpy(&r, b + sizeof(struct gos_wire_hdr), sizeof(r));
+	return r.status == -EUSERS;
+}
+
+/*
+ * Held for as long as the tool runs, however long the test takes: a
+ * connection closed for saying nothing in time opens again, as an attacker
+ * holding connections would, so the uid stays at its cap throughout.
+ */
 static _Noreturn void hold(long n)
 {
+	struct pollfd *fds = calloc(n, sizeof(*fds));
+
 	for (long i = 0; i < n; i++)
-		open_one();
+		fds[i] = (struct pollfd){ .fd = open_one(), .events = POLLIN };
 	ready();
-	for (;;)
-		pause();
+	for (;;) {
+		if (poll(fds, n, -1) < 0)
+			continue;
+		for (long i = 0; i < n; i++) {
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			int cap = refused_at_cap(fds[i].fd);
+
+			close(fds[i].fd);
+			fds[i].fd = cap ? -1 : open_one();
+		}
+	}
 }
 
 /* A slow frame: its header, then a byte per round, for ever. */
