@@ -4,10 +4,10 @@
  * hostile-neighbour suite. It runs until killed, and prints "ready" once
  * its connections are open and its first bytes sent: "ready PID".
  *
- *   gos_flood SOCKET hold N          N connections that say nothing; those
- *                                    the daemon closes for their silence
- *                                    reopen, those refused at the per-uid
- *                                    cap stay closed
+ *   gos_flood SOCKET hold N          N connections that say nothing
+ *   gos_flood SOCKET besiege N       the same, but those the daemon closes
+ *                                    for their silence reopen (those refused
+ *                                    at the per-uid cap stay closed)
  *   gos_flood SOCKET slow N          N connections, each announcing a frame
  *                                    of 1 MiB of a type only the daemon sends
  *                                    and trickling it; those closed reopen
@@ -34,7 +34,7 @@ static struct sockaddr_un addr = { .sun_family = AF_UNIX };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: gos_flood SOCKET hold N | slow N | pipeline N M | hangup JOB\n");
+	fprintf(stderr, "usage: gos_flood SOCKET hold N | besiege N | slow N | pipeline N M | hangup JOB\n");
 	return 2;
 }
 
@@ -98,11 +98,11 @@ static int refused_at_cap(int fd)
 }
 
 /*
- * Held for as long as the tool runs, however long the test takes: a
- * connection closed for saying nothing in time opens again, as an attacker
- * holding connections would, so the uid stays at its cap throughout.
+ * Held, or with reopen for as long as the tool runs, however long the test
+ * takes: a connection closed for saying nothing in time opens again, as an
+ * attacker holding connections would, so the uid stays at its cap.
  */
-static _Noreturn void hold(long n)
+static _Noreturn void hold(long n, int reopen)
 {
 	struct pollfd *fds = calloc(n, sizeof(*fds));
 
@@ -118,7 +118,7 @@ static _Noreturn void hold(long n)
 			int cap = refused_at_cap(fds[i].fd);
 
 			close(fds[i].fd);
-			fds[i].fd = cap ? -1 : open_one();
+			fds[i].fd = cap || !reopen ? -1 : open_one();
 		}
 	}
 }
@@ -221,7 +221,9 @@ int main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &r);
 	}
 	if (argc == 4 && !strcmp(argv[2], "hold"))
-		hold(count(argv[3], "N"));
+		hold(count(argv[3], "N"), 0);
+	if (argc == 4 && !strcmp(argv[2], "besiege"))
+		hold(count(argv[3], "N"), 1);
 	if (argc == 4 && !strcmp(argv[2], "slow"))
 		slow(count(argv[3], "N"));
 	if (argc == 5 && !strcmp(argv[2], "pipeline"))
