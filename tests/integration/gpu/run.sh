@@ -188,11 +188,22 @@ if [ "$bench" -eq 1 ]; then
 	plain_alloc=$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')
 	step
 	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	# The agent's reserve (GPUOVERSUB_RESERVE, off by default) against the
+	# same plain cudaMalloc: the allocation loop frees and allocates one
+	# size, so each allocation after the first is the reserve's, and the
+	# bandwidth is over a buffer the reserve served (its allocation time
+	# says whether it did).
+	reserve=${GOS_GPU_RESERVE:-8G}
+	step
+	reserve_alloc=$(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	step
+	read -r reserve_bw reserve_bw_alloc < <(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" bandwidth-reused 4096 |
+		awk '{print $2, $6}')
 	timeout "$limit" "$gb" alloc-parts 64 200	# where the added latency goes
 	timeout "$limit" "$gb" evict-chunks 4096	# the agent's order pattern, raw
 	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
 	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
-		"$evict" "$pinned" "$line"
+		"$evict" "$pinned" "$line" "$reserve" "$reserve_alloc" "$reserve_bw" "$reserve_bw_alloc"
 	# The executor's lanes, raw: 1, 2, 4 and 8 threads moving disjoint
 	# ranges, as ratios to pinned copies of the same run.
 	timeout "$limit" "$(dirname "$gb")/lanes_bench" "$(pct 25)" >"$work/lanes.out" || cat "$work/lanes.out"
