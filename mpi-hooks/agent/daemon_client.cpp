@@ -67,11 +67,20 @@ public:
 		states.assign(r.body.begin(), r.body.end());
 		return 0;
 	}
-	int order_done(std::uint64_t order, bool ok, std::uint64_t duration_ns) override
+	// Pipelined: every acknowledgement is sent before the first reply is
+	// awaited, so that a batch costs one round trip rather than one per
+	// order (the daemon answers requests in order).
+	std::vector<int> orders_done(const std::vector<gos_req_order_done> &acks) override
 	{
-		gos_req_order_done req{order, ok ? 1u : 0u, 0, duration_ns};
-		proto::Reply r;
-		return call(GOS_REQ_ORDER_DONE, &req, sizeof req, r);
+		std::vector<std::uint32_t> seqs;
+		for (const gos_req_order_done &a : acks)
+			seqs.push_back(request(GOS_REQ_ORDER_DONE, &a, sizeof a));
+		std::vector<int> results;
+		for (std::uint32_t seq : seqs) {
+			proto::Reply r;
+			results.push_back(await(seq, r));
+		}
+		return results;
 	}
 	int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) override
 	{
@@ -159,14 +168,28 @@ private:
 
 	int call(std::uint16_t type, const void *payload, std::size_t len, proto::Reply &out)
 	{
+		return await(request(type, payload, len), out);
+	}
+
+	// Sends a request whose reply await() collects: its sequence number, or
+	// 0 when the connection is closed.
+	std::uint32_t request(std::uint16_t type, const void *payload, std::size_t len)
+	{
 		std::unique_lock lk(mu_);
 		if (dead_)
-			return fail(-ENOTCONN, "the connection to gpuoversubd is closed");
-		std::uint32_t seq = ++seq_;
+			return 0;
+		std::uint32_t seq = ++seq_ ? seq_ : ++seq_;
 		pending_[seq];
 		lk.unlock();
 		send_frame(type, seq, payload, len);
-		lk.lock();
+		return seq;
+	}
+
+	int await(std::uint32_t seq, proto::Reply &out)
+	{
+		if (!seq)
+			return fail(-ENOTCONN, "the connection to gpuoversubd is closed");
+		std::unique_lock lk(mu_);
 		bool answered = cv_.wait_for(lk, std::chrono::milliseconds(settings().call_timeout_ms),
 					     [&] { return dead_ || pending_[seq].has_value(); });
 		std::optional<proto::Reply> rep = std::move(pending_[seq]);

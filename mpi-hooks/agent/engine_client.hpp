@@ -28,7 +28,10 @@ public:
 	virtual int set_priority(const gos_req_priority &req) = 0;
 	virtual int placement(std::uint64_t buffer, std::uint32_t first, std::uint32_t count,
 			      std::vector<std::uint8_t> &states) = 0;
-	virtual int order_done(std::uint64_t order, bool ok, std::uint64_t duration_ns) = 0;
+	// Acknowledges a batch of orders, each carried out (ok 1) or failed:
+	// one result per acknowledgement, in order, 0 or -errno (-ENOENT for an
+	// order the engine gave up on).
+	virtual std::vector<int> orders_done(const std::vector<gos_req_order_done> &acks) = 0;
 	virtual int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) = 0;
 	virtual int activity(std::uint32_t gpu, std::uint32_t launches) = 0;	// not waited for
 	virtual int rank(const gos_req_rank &req) = 0;

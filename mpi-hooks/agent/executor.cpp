@@ -215,11 +215,15 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 	auto engine = link_.engine();
 	if (!engine)
 		return;
+	std::vector<gos_req_order_done> acks;
+	for (const Move &m : issued)
+		acks.push_back({m.order->id, m.err == 0 ? 1u : 0u, 0, static_cast<std::uint64_t>(took.count())});
+	std::vector<int> acked = engine->orders_done(acks);
 	std::set<const Buffer *> stale;	// buffers to put back where the engine says
-	for (const Move &m : issued) {
+	for (std::size_t i = 0; i < issued.size(); i++) {
+		const Move &m = issued[i];
 		bool evict = m.order->kind == GOS_ORDER_EVICT;
-		int acked = engine->order_done(m.order->id, m.err == 0, static_cast<std::uint64_t>(took.count()));
-		if (acked == -ENOENT) {
+		if (acked[i] == -ENOENT) {
 			// Too late: the engine gave up on the order and decided anew. Asked
 			// only once every order of the batch is acknowledged, or a later
 			// order's chunks, still "evicting", would be pulled back.

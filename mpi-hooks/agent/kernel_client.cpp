@@ -96,10 +96,14 @@ public:
 		gos_ioc_placement p{buffer, first, count, reinterpret_cast<std::uint64_t>(states.data())};
 		return ioctl_call(GOS_IOC_PLACEMENT, &p, "placement");
 	}
-	int order_done(std::uint64_t order, bool ok, std::uint64_t) override
+	std::vector<int> orders_done(const std::vector<gos_req_order_done> &acks) override
 	{
-		gos_ioc_order o{order, ok ? 1u : 0u, 0};
-		return ioctl_call(GOS_IOC_ORDER_DONE, &o, "order acknowledgement");
+		std::vector<int> results;
+		for (const gos_req_order_done &a : acks) {
+			gos_ioc_order o{a.order, a.ok, 0};
+			results.push_back(ioctl_call(GOS_IOC_ORDER_DONE, &o, "order acknowledgement"));
+		}
+		return results;
 	}
 	int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) override
 	{

@@ -12,7 +12,7 @@
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   press NAME MIB LIMIT_MS -> ok NS from the allocation until it is all on
-//     the device (fake driver), or bad after LIMIT_MS
+//     the device (on_device says how that is known), or bad after LIMIT_MS
 //   threads N ROUNDS -> ok | bad: N threads allocate, fill, check and free
 //   comm NAME MIB  -> allocated by libnccl-standin.so (next to this program)
 //   busy SECONDS   -> launches kernels for that long (on the fake driver, no-ops)
@@ -125,6 +125,27 @@ const CommLibrary &comm_library()
 				   reinterpret_cast<int (*)(CUdeviceptr)>(dlsym(h, "standin_free"))};
 	}();
 	return lib;
+}
+
+// Whether all of [p, p + size) is on device dev. The fake driver says so
+// itself. A real one says only where a managed range was last prefetched to
+// (dev for all of it, else another location or none), not whether the move
+// is done: once the agent has asked for all of it on dev, a context
+// synchronize waits for those prefetches, which run in this context.
+bool on_device(CUdeviceptr p, std::size_t size, CUdevice dev)
+{
+	static auto fake = optional_symbol<void (*)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *)>(
+		"fakecuda_residency");
+	static auto range_attribute = optional_symbol<decltype(&::cuMemRangeGetAttribute)>("cuMemRangeGetAttribute");
+	if (fake) {
+		unsigned long long d = 0, h = 0;
+		fake(p, size, &d, &h);
+		return d == size;
+	}
+	int where = CU_DEVICE_INVALID;
+	return range_attribute &&
+	       !range_attribute(&where, sizeof where, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, p, size) &&
+	       where == dev && !cuCtxSynchronize();
 }
 
 } // namespace
@@ -277,27 +298,24 @@ int main(int argc, char **argv)
 			std::size_t mib = 0;
 			long long limit_ms = 0;
 			in >> mib >> limit_ms;
-			auto res = optional_symbol<void (*)(CUdeviceptr, size_t, unsigned long long *, unsigned long long *)>(
-				"fakecuda_residency");
 			Buf b;
 			b.size = mib << 20;
 			b.how = "alloc";
 			auto t = std::chrono::steady_clock::now();
 			auto since = [&] { return std::chrono::steady_clock::now() - t; };
 			CUresult r = api.alloc(&b.ptr, b.size);
-			unsigned long long d = 0, h = 0;
+			bool there = false;
 			// Polled: a benchmark's measurement, 100 us apart, not a test's wait.
-			while (r == CUDA_SUCCESS && res && since() < std::chrono::milliseconds(limit_ms)) {
-				res(b.ptr, b.size, &d, &h);
-				if (d == b.size)
+			while (r == CUDA_SUCCESS && since() < std::chrono::milliseconds(limit_ms)) {
+				if ((there = on_device(b.ptr, b.size, dev)))
 					break;
 				std::this_thread::sleep_for(std::chrono::microseconds(100));
 			}
 			if (r == CUDA_SUCCESS)
 				bufs[name] = b;
 			out << (r ? "err " + std::to_string(r)
-			     : d == b.size ? "ok " + std::to_string(std::chrono::nanoseconds(since()).count())
-					   : std::string("bad"));
+			     : there ? "ok " + std::to_string(std::chrono::nanoseconds(since()).count())
+				     : std::string("bad"));
 		} else if (cmd == "threads") {
 			int rounds = 0;
 			in >> rounds;

@@ -1,6 +1,10 @@
 // On-GPU programs for tests/integration/gpu/run.sh, through the CUDA runtime (so the
 // agent is reached through cuGetProcAddress). Each mode prints one line.
 //   bandwidth MIB     streaming kernel over a cudaMalloc buffer: GB/s
+//   bandwidth-reused MIB  the same over a buffer allocated after a
+//                     cudaMalloc+cudaFree of its size, which the agent's
+//                     reserve (GPUOVERSUB_RESERVE) serves: GB/s, and that
+//                     allocation's microseconds (small if the reserve served it)
 //   alloc MIB N       median microseconds of cudaMalloc+cudaFree
 //   alloc-parts MIB N median microseconds of each step of the agent's fast
 //                     path without the agent: managed alloc, advise, prefetch
@@ -40,7 +44,7 @@ static cudaError_t buffer(T **p, size_t bytes)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		std::fprintf(stderr, "usage: gpu_bench bandwidth|alloc|evict|integrity|victim MIB [N|SEC]\n");
+		std::fprintf(stderr, "usage: gpu_bench bandwidth|bandwidth-reused|alloc|evict|integrity|victim MIB [N|SEC]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -48,9 +52,16 @@ int main(int argc, char **argv)
 	int sms = 0;
 	CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 	dim3 grid(sms * 8), block(256);
-	if (!std::strcmp(mode, "bandwidth")) {
+	if (!std::strcmp(mode, "bandwidth") || !std::strcmp(mode, "bandwidth-reused")) {
 		float4 *p;
+		const bool reused = !std::strcmp(mode, "bandwidth-reused");
+		if (reused) {
+			CHECK(cudaMalloc(&p, bytes));
+			CHECK(cudaFree(p));
+		}
+		auto allocated = std::chrono::steady_clock::now();
 		CHECK(cudaMalloc(&p, bytes));
+		const double alloc_us = seconds_since(allocated) * 1e6;
 		CHECK(cudaMemset(p, 0, bytes));
 		scale<<<grid, block>>>(p, bytes / 16);
 		CHECK(cudaDeviceSynchronize());
@@ -59,7 +70,10 @@ int main(int argc, char **argv)
 		for (int i = 0; i < reps; i++)
 			scale<<<grid, block>>>(p, bytes / 16);
 		CHECK(cudaDeviceSynchronize());
-		std::printf("bandwidth %.1f GB/s\n", 2.0 * bytes * reps / seconds_since(t) / 1e9);
+		std::printf("bandwidth %.1f GB/s", 2.0 * bytes * reps / seconds_since(t) / 1e9);
+		if (reused)
+			std::printf(" allocated in %.1f us", alloc_us);
+		std::printf("\n");
 	} else if (!std::strcmp(mode, "alloc")) {
 		int n = argc > 3 ? std::atoi(argv[3]) : 200;
 		std::vector<double> us;

@@ -188,11 +188,22 @@ if [ "$bench" -eq 1 ]; then
 	plain_alloc=$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')
 	step
 	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	# The agent's reserve (GPUOVERSUB_RESERVE, off by default) against the
+	# same plain cudaMalloc: the allocation loop frees and allocates one
+	# size, so each allocation after the first is the reserve's, and the
+	# bandwidth is over a buffer the reserve served (its allocation time
+	# says whether it did).
+	reserve=${GOS_GPU_RESERVE:-8G}
+	step
+	reserve_alloc=$(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
+	step
+	read -r reserve_bw reserve_bw_alloc < <(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" bandwidth-reused 4096 |
+		awk '{print $2, $6}')
 	timeout "$limit" "$gb" alloc-parts 64 200	# where the added latency goes
 	timeout "$limit" "$gb" evict-chunks 4096	# the agent's order pattern, raw
 	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
 	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
-		"$evict" "$pinned" "$line"
+		"$evict" "$pinned" "$line" "$reserve" "$reserve_alloc" "$reserve_bw" "$reserve_bw_alloc"
 	# The executor's lanes, raw: 1, 2, 4 and 8 threads moving disjoint
 	# ranges, as ratios to pinned copies of the same run.
 	timeout "$limit" "$(dirname "$gb")/lanes_bench" "$(pct 25)" >"$work/lanes.out" || cat "$work/lanes.out"
@@ -209,6 +220,52 @@ if [ "$bench" -eq 1 ]; then
 		}' "$work/lanes.out")
 	echo "$lanes"
 	python3 bench/results_section.py bench/RESULTS.md bench_gpu_lanes "$lanes"
+	# Pressure relief, end to end (bench/relief.bash, as bench_evict.sh on
+	# the fake driver): job 1 holds N, job 2 allocates M, timed until all of
+	# M is on the device. Residency is the driver's: gos_testapp's press
+	# polls cuMemRangeGetAttribute(LAST_PREFETCH_LOCATION) over job 2's
+	# buffer until the agent has prefetched all of it to the GPU, then waits
+	# for those prefetches with cuCtxSynchronize. N and M in {1, 8, 32} GiB
+	# are scaled to the managed capacity: N = 32 GiB is all of it (job 1
+	# alone may fill it), M = 32 GiB half of it, the most job 2 is entitled
+	# to beside job 1, so that every row can end.
+	source bench/relief.bash
+	answer_s=$limit LOG=$work/relief.err
+	step; relief_job1=$next_job; step; relief_job2=$next_job
+	holder() { under "$relief_job1" "$app"; }
+	presser() { under "$relief_job2" "$app"; }
+	# Each run starts once the daemon has released the last run's memory.
+	idle() { status | python3 -c 'import json, sys; sys.exit(any(t["demand"] for t in json.load(sys.stdin)["gpus"][0]["tenants"]))'; }
+	reps=${GOS_GPU_RELIEF_REPS:-10}
+	relief="Pressure relief end to end, $gpu_name, $(date +%F) (\`make bench-gpu\`): gpuoversubd manages $total_mib MiB;
+job 1 holds N, job 2 allocates M and is timed until all of M is on the device (last prefetch location
+and a context synchronize); $reps runs each (p99: nearest rank, so the slowest of few runs). Only the
+rows where job 1 holds all of the capacity evict; the others time allocation and prefetch alone.
+
+| Job 1 holds | Job 2 allocates | Workers | Relief p50, ms | Relief p99, ms |
+|---|---|---|---|---|"
+	for n in 1 8 32; do
+		for m in 1 8 32; do
+			n_mib=$((total_mib * n / 32)) m_mib=$((total_mib * m / 64))
+			piece=$((n_mib < 1024 ? n_mib : 1024))
+			n_mib=$((n_mib / piece * piece))
+			runs=() ok=0
+			for _ in $(seq "$reps"); do
+				wait_until 30 idle && us=$(relief_us "$n_mib" "$piece" "$m_mib" $((limit * 500))) || { ok=1; break; }
+				runs+=("$us")
+			done
+			row="| $n_mib MiB ($n GiB scaled) | $m_mib MiB ($m GiB scaled) | ${GPUOVERSUB_EVICT_WORKERS:-default} |"
+			if [ "$ok" -eq 0 ]; then
+				row+=" $(ms "$(echo "${runs[*]}" | quantile 0.5)") | $(ms "$(echo "${runs[*]}" | quantile 0.99)") |"
+			else
+				row+=" failed (see relief.err) | - |"
+			fi
+			result "relief-$n-$m" "$ok" "$row"
+			relief+=$'\n'"$row"
+		done
+	done
+	echo "$relief"
+	python3 bench/results_section.py bench/RESULTS.md bench_gpu_relief "$relief"
 fi
 echo "== $failures failure(s); daemon log: $(wc -l <"$work/daemon.log") lines"
 [ "$failures" -eq 0 ]

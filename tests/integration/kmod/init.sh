@@ -1,6 +1,7 @@
 #!/bin/busybox sh
 # shellcheck shell=dash
-# /init of the module's test guest: load, test, unload, cycle, report.
+# /init of the module's test guest: load, test, unload, cycle, report
+# (or, booted by run.sh --bench, the allocation ioctl's benchmark).
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -9,6 +10,11 @@ mount -t tmpfs tmp /tmp 2>/dev/null || mkdir -p /tmp
 export PATH=/sbin:/bin
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
 echo; echo "GOS: booted $(uname -r)"	# after the firmware's escape codes
+if grep -qw gos.bench /proc/cmdline; then	# run.sh --bench: the ioctl benchmark only
+	{ insmod /gpuoversub.ko && /kmod_bench && rmmod gpuoversub; } || echo "GOS: FAIL bench"
+	echo "GOS: done"
+	poweroff -f
+fi
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
 /kmod_test
 # A module with open files must not go away under them.
