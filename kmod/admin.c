@@ -51,6 +51,18 @@ static int tenant_list(struct gos_ioc_tenant_list *l)
 	return 0;
 }
 
+/* Copies and checks its own struct: nothing unchecked reaches the engine. */
+static int set_buffer_cap(void __user *arg)
+{
+	struct gos_ioc_tenant_buffers b;
+
+	if (copy_from_user(&b, arg, sizeof(b)))
+		return -EFAULT;
+	if (b.flags || b.pad)
+		return -EINVAL;
+	return gos_tenant_set_max_buffers(gos_eng, b.tenant, b.max_buffers);
+}
+
 long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 {
 	union {
@@ -77,12 +89,15 @@ long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 	case GOS_IOC_GPU_STATS:
 	case GOS_IOC_GPU_EXTERNAL:
 	case GOS_IOC_TENANT_LIST:
+	case GOS_IOC_TENANT_BUFFERS:
 		break;
 	default:
 		return -ENOTTY;
 	}
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
+	if (cmd == GOS_IOC_TENANT_BUFFERS)
+		return set_buffer_cap(arg);
 	if (copy_from_user(&a, arg, _IOC_SIZE(cmd)))
 		return -EFAULT;
 	switch (cmd) {

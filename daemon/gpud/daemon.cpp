@@ -38,7 +38,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 		       [](const std::string &line) { GOS_LOG(log::warning, line); }),
 	  policy_(cfg_, discovery_.gpus, *engine_.control, slurm_facts_),
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
-	  reconciler_(cfg_, ledger_, sessions_, node_),
+	  reconciler_(cfg_, ledger_, sessions_, node_, slurm_facts_),
 	  orders_(order_router(engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),

@@ -36,6 +36,10 @@ public:
 		int err = gos_tenant_set_policy(e(), t, w, l);
 		return err ? err : gos_tenant_set_min(e(), t, min);
 	}
+	int tenant_max_buffers(std::uint32_t t, std::uint32_t most) override
+	{
+		return gos_tenant_set_max_buffers(e(), t, most);
+	}
 	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(e(), t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(e(), t, &o); }
 	int tenant_list(std::vector<std::uint32_t> &out) override

@@ -31,6 +31,9 @@ public:
 	virtual int gpu_stats(std::uint32_t gpu, gos_gpu_stats &out) = 0;
 	virtual int tenant_create(std::uint32_t gpu, std::uint32_t weight, std::uint64_t limit, std::uint32_t &id) = 0;
 	virtual int tenant_policy(std::uint32_t tenant, std::uint32_t weight, std::uint64_t limit, std::uint64_t min_bytes) = 0;
+	// The most buffers the tenant may hold at once (0: no cap); one
+	// allocation more fails with -ENOBUFS, in the engine itself.
+	virtual int tenant_max_buffers(std::uint32_t tenant, std::uint32_t most) = 0;
 	virtual int tenant_destroy(std::uint32_t tenant) = 0;
 	virtual int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) = 0;
 	virtual int tenant_list(std::vector<std::uint32_t> &out) = 0;	// every tenant's id

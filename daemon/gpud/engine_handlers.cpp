@@ -18,18 +18,15 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	std::uint32_t flags;
 	if (gos_alloc_flags_of_wire(req.flags, &flags) || req.pad)
 		return {-EINVAL, "unknown allocation flags", {}};
-	std::uint64_t held = 0;
-	for (const auto &st : ledger_.live_stats(job))
-		held += st.buffers;
-	if (held >= cfg_.policy.max_buffers_per_job)
-		return {-ENOBUFS, "job " + std::to_string(job.id) + " holds " + std::to_string(held) +
-					  " buffers, the most max_buffers_per_job allows", {}};
 	auto start = std::chrono::steady_clock::now();
 	std::uint32_t client = orders_.client_of(s.id);
 	gos_alloc_result res{};
 	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority, flags, res);
 	if (err == -EDQUOT)
 		return {err, "the job's GPU memory limit would be exceeded", {}};
+	if (err == -ENOBUFS)	// the engine's cap, which the policy sets
+		return {err, "job " + std::to_string(job.id) + " holds the most buffers on its GPU " + std::to_string(req.gpu) +
+				     " that max_buffers_per_job (" + std::to_string(cfg_.policy.max_buffers_per_job) + ") allows", {}};
 	if (err == -ENOSPC)
 		return {err, "the job's unevictable memory would exceed its share of the GPU", {}};
 	if (err)

@@ -64,6 +64,11 @@ public:
 		gos_ioc_tenant_policy p{tenant, weight, limit, min};
 		return dev_.call(GOS_IOC_TENANT_POLICY, &p);
 	}
+	int tenant_max_buffers(std::uint32_t tenant, std::uint32_t most) override
+	{
+		gos_ioc_tenant_buffers b{tenant, most, 0, 0};
+		return dev_.call(GOS_IOC_TENANT_BUFFERS, &b);
+	}
 	int tenant_destroy(std::uint32_t tenant) override
 	{
 		gos_ioc_tenant_ref r{tenant, 0};

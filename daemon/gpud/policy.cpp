@@ -41,6 +41,7 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight.nominal / nominal_sum);
 		engine_.tenant_policy(e.g->tenant, engine_weight(e.p.weight.effective * scale), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
 				      e.p.min_bytes(cap));
+		engine_.tenant_max_buffers(e.g->tenant, static_cast<std::uint32_t>(cfg_.policy.max_buffers_per_job));
 	}
 }
 

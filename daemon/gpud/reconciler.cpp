@@ -43,15 +43,29 @@ std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, s
 	       " task(s) is alive, no process is in its cgroup and no agent of it is connected";
 }
 
+std::optional<std::string> gone_in_slurm(const Job &job, const SlurmJob &slurm, std::int64_t now, std::int64_t grace_s)
+{
+	if (job.ended || slurm.is != SlurmJob::Is::finished || now - slurm.finished_since < grace_s ||
+	    now - job.registered < grace_s)
+		return std::nullopt;
+	return "Slurm: job " + std::to_string(job.id) + " is " + slurm.state;
+}
+
 std::size_t Reconciler::sweep()
 {
 	auto grace_s = static_cast<std::int64_t>(cfg_.policy.stale_grace_ns / 1'000'000'000ULL);
 	auto now = static_cast<std::int64_t>(std::time(nullptr));
 	std::optional<std::set<std::uint64_t>> in_cgroups;	// read once, only if some job needs it
 	std::map<std::uint64_t, std::string> gone;
+	std::set<std::uint64_t> running;
 	for (const auto &[id, job] : ledger_.jobs()) {
 		if (job.ended)
 			continue;
+		if (auto why = gone_in_slurm(job, slurm_.job(id), now, grace_s)) {
+			gone[id] = "reaped: " + *why;
+			continue;
+		}
+		running.insert(id);
 		JobSigns signs;
 		for (const auto &[pid, task] : job.tasks) {
 			if (probe_.task_alive(pid, task.start)) {
@@ -65,9 +79,12 @@ std::size_t Reconciler::sweep()
 				in_cgroups = probe_.jobs_with_processes(ledger_.slurm_cgroups());
 			signs.in_cgroup = in_cgroups->count(id) > 0;
 		}
-		if (auto why = gone_because(job, signs, now, grace_s))
+		if (auto why = gone_because(job, signs, now, grace_s)) {
 			gone[id] = "reaped: " + *why;
+			running.erase(id);
+		}
 	}
+	slurm_.watch(std::move(running));
 	for (const auto &[id, why] : gone)
 		GOS_LOG(log::notice, "job " << id << " " << why);
 	ledger_.reap(gone);

@@ -1,8 +1,9 @@
 // Jobs that are gone without saying so: a JOB_END lost to a crash or never
 // sent, a step registration the plugin gave up on. The reconciler asks the
-// node what is left of each job and ends, with the reason in its report,
-// every job of which nothing is left, so that no stale job counts in
-// anyone's share.
+// node what is left of each job, and Slurm (through the facts cache, never
+// waiting on slurmctld) whether it still runs, and ends, with the reason in
+// its report, every job of which nothing is left or that Slurm has ended,
+// so that no stale job counts in anyone's share.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +18,7 @@
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/sessions.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
 
 namespace gos::gpud {
 
@@ -54,10 +56,17 @@ struct JobSigns {
 // before its tasks.
 std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, std::int64_t now, std::int64_t grace_s);
 
+// Why Slurm says the job is gone, or nullopt: it runs, it was not read
+// yet, or slurmctld cannot be reached (nothing is ended on its word then).
+// A job is gone once Slurm has said it ended, or no longer knew it, for
+// `grace_s`, whatever is left of it on the node.
+std::optional<std::string> gone_in_slurm(const Job &job, const SlurmJob &slurm, std::int64_t now, std::int64_t grace_s);
+
 class Reconciler {
 public:
-	Reconciler(const config::Config &cfg, JobLedger &ledger, const SessionTable &sessions, const NodeProbe &probe)
-		: cfg_(cfg), ledger_(ledger), sessions_(sessions), probe_(probe)
+	Reconciler(const config::Config &cfg, JobLedger &ledger, const SessionTable &sessions, const NodeProbe &probe,
+		   SlurmFacts &slurm)
+		: cfg_(cfg), ledger_(ledger), sessions_(sessions), probe_(probe), slurm_(slurm)
 	{
 	}
 
@@ -69,6 +78,7 @@ private:
 	JobLedger &ledger_;
 	const SessionTable &sessions_;
 	const NodeProbe &probe_;
+	SlurmFacts &slurm_;
 };
 
 } // namespace gos::gpud

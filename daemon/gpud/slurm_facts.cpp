@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <ctime>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -18,7 +19,7 @@ bool number(const std::string &s, T &out)
 	return ec == std::errc() && p == s.data() + s.size();
 }
 
-const char *const kinds[] = {"partitions", "qos", "fairshare"};
+const char *const kinds[] = {"partitions", "qos", "fairshare", "jobs"};
 
 // Slurm names users; jobs carry uids. Resolved here, in the background,
 // for the name service may be slow.
@@ -45,6 +46,7 @@ SlurmReading parse_slurm_facts(const std::string &text)
 		std::string kind, a, b, c, extra;
 		words >> kind >> a >> b >> c >> extra;
 		std::uint32_t u = 0;
+		std::uint64_t id = 0;
 		double d = 0;
 		if (kind == "partition" && c.empty() && number(b, u))
 			r.partition_factor[a] = u;
@@ -52,6 +54,11 @@ SlurmReading parse_slurm_facts(const std::string &text)
 			r.qos_priority[a] = u;
 		else if (kind == "fairshare" && extra.empty() && number(c, d) && std::isfinite(d) && d >= 0 && d <= 1)
 			r.fairshare[{a, b}] = d;
+		else if (kind == "job" && number(a, id) && id && b == "unknown" && c.empty())
+			r.jobs[id] = {true, "unknown to slurmctld"};
+		else if (kind == "job" && number(a, id) && id && (b == "running" || b == "finished") && !c.empty() &&
+			 extra.empty())
+			r.jobs[id] = {b == "finished", c};
 		else if (kind == "unavailable" && !b.empty())
 			r.unavailable[a] = line.substr(line.find(b, line.find(a) + a.size()));
 		else if (!line.empty())
@@ -86,22 +93,25 @@ void SlurmFacts::run(std::stop_token stop)
 {
 	std::unique_lock lock(mu_);
 	while (!stop.stop_requested()) {
-		bool fairshare = settings_.fairshare;
+		FactsQuery query{settings_.fairshare, watched_};
 		lock.unlock();
 		SlurmReading r;
 		try {
-			r = parse_slurm_facts(reader_(fairshare, stop));
+			r = parse_slurm_facts(reader_(query, stop));
 		} catch (const std::exception &e) {
 			for (const char *k : kinds)
 				r.unavailable[k] = e.what();
 		}
-		if (!fairshare)
+		if (!query.fairshare)
 			r.unavailable.erase("fairshare");
+		if (query.jobs.empty())
+			r.unavailable.erase("jobs");
 		auto fairshare_by_uid = by_uid(r.fairshare);
 		lock.lock();
 		if (stop.stop_requested())
 			break;
 		take(r, std::move(fairshare_by_uid));
+		take_jobs(r, query.jobs);
 		if (r.garbled != garbled_)	// once, not every refresh
 			for (const auto &line : r.garbled)
 				log_("Slurm facts: ignored a line not understood: '" + line + "'");
@@ -137,9 +147,56 @@ void SlurmFacts::take(const SlurmReading &r, std::map<std::pair<std::string, uid
 	readings_++;
 }
 
+// The jobs asked about, as read. A job read finished keeps the time it was
+// first read so; one not asked about is forgotten. When slurmctld could
+// not be read, every job is unreachable until it is.
+void SlurmFacts::take_jobs(const SlurmReading &r, const std::set<std::uint64_t> &asked)
+{
+	if (asked.empty())
+		return;
+	auto it = r.unavailable.find("jobs");
+	note(jobs_kind_, "jobs", it == r.unavailable.end() ? "" : it->second, "; no job is ended on Slurm's word");
+	if (!jobs_kind_.failure.empty())
+		return;
+	jobs_kind_.read = true;
+	auto now = static_cast<std::int64_t>(std::time(nullptr));
+	std::map<std::uint64_t, SlurmJob> fresh;
+	for (std::uint64_t id : asked) {
+		auto line = r.jobs.find(id);
+		if (line == r.jobs.end())
+			continue;
+		SlurmJob &j = fresh[id];
+		j.is = line->second.finished ? SlurmJob::Is::finished : SlurmJob::Is::running;
+		j.state = line->second.state;
+		auto before = jobs_.find(id);
+		bool was_finished = before != jobs_.end() && before->second.is == SlurmJob::Is::finished;
+		if (j.is == SlurmJob::Is::finished)
+			j.finished_since = was_finished ? before->second.finished_since : now;
+	}
+	jobs_ = std::move(fresh);
+}
+
+void SlurmFacts::watch(std::set<std::uint64_t> jobs)
+{
+	std::lock_guard lock(mu_);
+	watched_ = std::move(jobs);
+}
+
+SlurmJob SlurmFacts::job(std::uint64_t id) const
+{
+	std::lock_guard lock(mu_);
+	if (!watched_.count(id))
+		return {};
+	if (!jobs_kind_.failure.empty())
+		return {SlurmJob::Is::unreachable, "", 0, jobs_kind_.failure};
+	auto it = jobs_.find(id);
+	return it == jobs_.end() ? SlurmJob{} : it->second;
+}
+
 // Logs a kind's failure when it starts or changes, and its recovery: once,
-// not every refresh.
-void SlurmFacts::note(Kind &k, const std::string &name, const std::string &why)
+// not every refresh. `meanwhile` says what a failure means, when more than
+// that the cached values stay.
+void SlurmFacts::note(Kind &k, const std::string &name, const std::string &why, const char *meanwhile)
 {
 	if (why == k.failure)
 		return;
@@ -147,7 +204,7 @@ void SlurmFacts::note(Kind &k, const std::string &name, const std::string &why)
 		log_("Slurm facts: " + name + " read again");
 	else
 		log_("Slurm facts: cannot read " + name + " (" + why + ")" +
-		     (k.read ? "; the last values read stay" : "; unknown until read"));
+		     (meanwhile ? meanwhile : k.read ? "; the last values read stay" : "; unknown until read"));
 	k.failure = why;
 }
 

@@ -1,6 +1,8 @@
 // Slurm's fairness facts about a job: its partition's PriorityJobFactor
 // (slurmctld), its QOS's Priority (slurmdbd) and, as an option, its
 // association's fair-share factor (priority/multifactor in slurmctld).
+// Also where each job the daemon holds is in its life (slurmctld), for the
+// reconciler.
 //
 // They are read in the background, every `slurm_weights.refresh`, by the
 // program gpuoversub-slurm-facts, and cached: a lookup never waits on
@@ -15,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -25,22 +28,46 @@
 
 namespace gos::gpud {
 
+// A job's line: Slurm's name of its state, and whether that state is an
+// end (unknown to slurmctld, that is purged, is one).
+struct SlurmJobLine {
+	bool finished = false;
+	std::string state;
+	bool operator==(const SlurmJobLine &) const = default;
+};
+
 // One reading of the facts program's output. Each kind (partitions, qos,
-// fairshare) was read, or is named in `unavailable` with the reason.
+// fairshare, jobs) was read, or is named in `unavailable` with the reason.
 struct SlurmReading {
 	std::map<std::string, std::uint32_t> partition_factor, qos_priority;
 	std::map<std::pair<std::string, std::string>, double> fairshare;	// by (account, user)
+	std::map<std::uint64_t, SlurmJobLine> jobs;
 	std::map<std::string, std::string> unavailable;				// kind -> reason
 	std::vector<std::string> garbled;					// lines not understood
 };
 SlurmReading parse_slurm_facts(const std::string &text);
+
+// What the cache knows of a job the daemon asked about.
+struct SlurmJob {
+	enum class Is { unasked, running, finished, unreachable };
+	Is is = Is::unasked;
+	std::string state;		 // running, finished: Slurm's name of it
+	std::int64_t finished_since = 0; // finished: when first read so (time())
+	std::string reason;		 // unreachable: why
+};
+
+// What one refresh asks of the facts program.
+struct FactsQuery {
+	bool fairshare = false;
+	std::set<std::uint64_t> jobs;	// whose state to read
+};
 
 class SlurmFacts {
 public:
 	// Reads the facts once: the program's output, or throws
 	// std::runtime_error saying why there is none. It should return soon
 	// after `stop` is requested.
-	using Reader = std::function<std::string(bool fairshare, std::stop_token stop)>;
+	using Reader = std::function<std::string(const FactsQuery &query, std::stop_token stop)>;
 	using Logger = std::function<void(const std::string &)>;
 
 	SlurmFacts(const config::SlurmWeights &settings, Reader reader, Logger log);
@@ -54,6 +81,11 @@ public:
 	// unknown, with no reason.
 	SlurmPriorities lookup(const std::string &partition, const std::string &qos, const std::string &account,
 			       uid_t user) const;
+	// The jobs whose state the next refreshes read; the others are
+	// forgotten.
+	void watch(std::set<std::uint64_t> jobs);
+	// What the latest refreshes read of a watched job.
+	SlurmJob job(std::uint64_t id) const;
 	// Changes whenever a cached value does, for the event loop to re-apply
 	// the weights.
 	std::uint64_t generation() const;
@@ -66,7 +98,8 @@ private:
 	};
 	void run(std::stop_token stop);
 	void take(const SlurmReading &r, std::map<std::pair<std::string, uid_t>, double> fairshare);
-	void note(Kind &k, const std::string &name, const std::string &why);
+	void take_jobs(const SlurmReading &r, const std::set<std::uint64_t> &asked);
+	void note(Kind &k, const std::string &name, const std::string &why, const char *meanwhile = nullptr);
 	std::string why(const Kind &k, const std::string &what) const;
 
 	Reader reader_;
@@ -76,7 +109,9 @@ private:
 	config::SlurmWeights settings_;
 	std::map<std::string, std::uint32_t> partition_factor_, qos_priority_;
 	std::map<std::pair<std::string, uid_t>, double> fairshare_;	// by (account, uid)
-	Kind partitions_kind_, qos_kind_, fairshare_kind_;
+	std::set<std::uint64_t> watched_;
+	std::map<std::uint64_t, SlurmJob> jobs_;	// of the latest reading that had them
+	Kind partitions_kind_, qos_kind_, fairshare_kind_, jobs_kind_;
 	std::uint64_t generation_ = 0, readings_ = 0;
 	bool reconfigured_ = false;
 	std::vector<std::string> garbled_;	// of the latest reading, logged

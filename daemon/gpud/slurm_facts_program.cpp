@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "daemon/gpud/slurm_facts.hpp"
 
@@ -28,7 +29,7 @@ std::string last_line(std::string out)
 }
 
 // The program's output, or why there is none.
-std::string run_program(const std::string &path, bool fairshare, unsigned deadline_s, std::stop_token stop)
+std::string run_program(const std::string &path, const FactsQuery &query, unsigned deadline_s, std::stop_token stop)
 {
 	int fds[2];
 	if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -39,10 +40,21 @@ std::string run_program(const std::string &path, bool fairshare, unsigned deadli
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	std::string flag = "--fairshare";
-	char *argv[] = {const_cast<char *>(path.c_str()), fairshare ? flag.data() : nullptr, nullptr};
+	std::vector<std::string> args{path};
+	if (query.fairshare)
+		args.push_back("--fairshare");
+	if (!query.jobs.empty()) {
+		std::string ids;
+		for (std::uint64_t id : query.jobs)
+			ids += (ids.empty() ? "" : ",") + std::to_string(id);
+		args.insert(args.end(), {"--jobs", ids});
+	}
+	std::vector<char *> argv;
+	for (auto &a : args)
+		argv.push_back(a.data());
+	argv.push_back(nullptr);
 	pid_t pid = 0;
-	int err = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, argv, environ);
+	int err = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, argv.data(), environ);
 	posix_spawn_file_actions_destroy(&fa);
 	::close(fds[1]);
 	if (err) {
@@ -83,8 +95,8 @@ std::string run_program(const std::string &path, bool fairshare, unsigned deadli
 
 SlurmFacts::Reader slurm_facts_program(std::string path, unsigned deadline_s)
 {
-	return [path = std::move(path), deadline_s](bool fairshare, std::stop_token stop) {
-		return run_program(path, fairshare, deadline_s, stop);
+	return [path = std::move(path), deadline_s](const FactsQuery &query, std::stop_token stop) {
+		return run_program(path, query, deadline_s, stop);
 	};
 }
 

@@ -1,5 +1,6 @@
 // Steps, tasks and job ends from the SPANK plugin.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "common/util/log.hpp"
@@ -130,11 +131,26 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 	if (!now)
 		return {-ESRCH, "no process " + std::to_string(pid) + " to register as a task of job " +
 					std::to_string(job->id), {}};
+	// What a record that cannot be saved takes back.
+	auto before_task = job->tasks.find(pid);
+	std::optional<Task> was = before_task == job->tasks.end() ? std::nullopt : std::optional(before_task->second);
+	auto was_registered = job->registered;
+	auto was_cgroup = job->cgroup;
 	ledger_.add_task(*job, pid, Task{now->start, req.step_id});
 	if (!job->cgroup)
 		if (auto cg = slurm_job_cgroup(pid, ledger_.slurm_cgroups()); cg && cg->job == job->id)
 			job->cgroup = cg->id;
-	ledger_.save(*job);
+	// A task the daemon could not save would be lost by a restart: the
+	// plugin hears so now, rather than success, and nothing of it stays.
+	if (auto why = ledger_.save(*job); !why.empty()) {
+		if (was)
+			job->tasks[pid] = *was;
+		else
+			job->tasks.erase(pid);
+		job->registered = was_registered;
+		job->cgroup = was_cgroup;
+		return {-EIO, "task " + std::to_string(pid) + " not saved, so not registered: " + why, {}};
+	}
 	if (int err = ledger_.tenants().bind(*job))
 		return {err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(job->id) +
 				     ": " + errno_text(err), {}};

@@ -7,7 +7,10 @@
 //   partition NAME PRIORITY_JOB_FACTOR
 //   qos NAME PRIORITY
 //   fairshare ACCOUNT USER FACTOR		(only with --fairshare)
-//   unavailable partitions|qos|fairshare REASON
+//   job ID running|finished STATE	(only the jobs asked with --jobs; a job
+//					whose epilog still runs is running COMPLETING)
+//   job ID unknown			(slurmctld knows no such job: purged)
+//   unavailable partitions|qos|fairshare|jobs REASON
 //
 // Exit status 0 whatever Slurm answered: what it could not read is said
 // in an `unavailable` line.
@@ -18,10 +21,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -98,14 +105,69 @@ void fairshare()
 	slurm_free_assoc_mgr_info_msg(msg);
 }
 
+const char *const state_names[] = {"PENDING",	 "RUNNING",   "SUSPENDED", "COMPLETED", "CANCELLED",	 "FAILED",
+				    "TIMEOUT",	 "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+
+// Where each job asked about is in its life, as slurmctld says.
+void jobs(const std::vector<std::uint32_t> &ids)
+{
+	for (std::uint32_t id : ids) {
+		job_info_msg_t *msg = nullptr;
+		if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
+			if (slurm_get_errno() == ESLURM_INVALID_JOB_ID) {
+				std::printf("job %u unknown\n", id);
+				continue;
+			}
+			std::printf("unavailable jobs slurmctld: %s\n", last_error().c_str());
+			return;
+		}
+		for (std::uint32_t i = 0; i < msg->record_count; i++) {
+			const slurm_job_info_t &j = msg->job_array[i];
+			if (j.job_id != id)
+				continue;	// another part of a heterogeneous job
+			std::uint32_t base = j.job_state & JOB_STATE_BASE;
+			const char *name = base < std::size(state_names) ? state_names[base] : "UNKNOWN_STATE";
+			// Completing: its epilog, which ends it on the node, still runs.
+			if (j.job_state & JOB_COMPLETING)
+				std::printf("job %u running COMPLETING\n", id);
+			else
+				std::printf("job %u %s %s\n", id, base < JOB_COMPLETE ? "running" : "finished", name);
+			break;
+		}
+		slurm_free_job_info_msg(msg);
+	}
+}
+
+// "5,7,12" into job ids, or false.
+bool job_ids(const char *list, std::vector<std::uint32_t> &ids)
+{
+	for (const char *p = list; *p;) {
+		char *end = nullptr;
+		errno = 0;
+		unsigned long id = std::strtoul(p, &end, 10);
+		if (end == p || errno || id == 0 || id > UINT32_MAX || (*end && *end != ','))
+			return false;
+		ids.push_back(static_cast<std::uint32_t>(id));
+		p = *end ? end + 1 : end;
+	}
+	return !ids.empty();
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	bool with_fairshare = argc == 2 && std::strcmp(argv[1], "--fairshare") == 0;
-	if (argc > 2 || (argc == 2 && !with_fairshare)) {
-		std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare]\n");
-		return 2;
+	bool with_fairshare = false;
+	std::vector<std::uint32_t> ids;
+	for (int i = 1; i < argc; i++) {
+		if (std::strcmp(argv[i], "--fairshare") == 0)
+			with_fairshare = true;
+		else if (std::strcmp(argv[i], "--jobs") == 0 && i + 1 < argc && job_ids(argv[i + 1], ids))
+			i++;
+		else {
+			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n");
+			return 2;
+		}
 	}
 	// libslurm would retry a missing slurm.conf for a minute, then exit.
 	const char *conf = std::getenv("SLURM_CONF");
@@ -115,6 +177,8 @@ int main(int argc, char **argv)
 		std::printf("unavailable partitions %s\nunavailable qos %s\n", why.c_str(), why.c_str());
 		if (with_fairshare)
 			std::printf("unavailable fairshare %s\n", why.c_str());
+		if (!ids.empty())
+			std::printf("unavailable jobs %s\n", why.c_str());
 		return 0;
 	}
 	slurm_init(path.c_str());
@@ -122,6 +186,7 @@ int main(int argc, char **argv)
 	qos();
 	if (with_fairshare)
 		fairshare();
+	jobs(ids);
 	slurm_fini();
 	return 0;
 }

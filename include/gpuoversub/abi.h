@@ -284,7 +284,7 @@ struct gos_wire_order {
  * says when one is waiting. Closing the file, kill -9 included, releases
  * the process's buffers.
  */
-#define GOS_KABI_VERSION 3
+#define GOS_KABI_VERSION 4
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {
@@ -327,6 +327,17 @@ struct gos_ioc_tenant_policy {
 	__u32 weight;			/* >= 1 */
 	__u64 limit;			/* 0 = none */
 	__u64 min_bytes;		/* guaranteed share, 0 = none */
+};
+
+/*
+ * Caps the buffers a tenant may hold at once (version 4): one allocation
+ * more fails with ENOBUFS. flags and pad must be 0.
+ */
+struct gos_ioc_tenant_buffers {
+	__u32 tenant;
+	__u32 max_buffers;		/* 0 = no cap */
+	__u32 flags;			/* none defined yet */
+	__u32 pad;
 };
 
 struct gos_ioc_tenant_ref {
@@ -425,6 +436,7 @@ struct gos_ioc_order {
 #define GOS_IOC_GPU_STATS _IOWR(GOS_IOC_MAGIC, 8, struct gos_ioc_gpu_stats)
 #define GOS_IOC_GPU_EXTERNAL _IOW(GOS_IOC_MAGIC, 9, struct gos_ioc_gpu_external)
 #define GOS_IOC_TENANT_LIST _IOWR(GOS_IOC_MAGIC, 10, struct gos_ioc_tenant_list)
+#define GOS_IOC_TENANT_BUFFERS _IOW(GOS_IOC_MAGIC, 11, struct gos_ioc_tenant_buffers)
 #define GOS_IOC_ALLOC _IOWR(GOS_IOC_MAGIC, 16, struct gos_ioc_alloc)
 #define GOS_IOC_FREE _IOW(GOS_IOC_MAGIC, 17, struct gos_req_buffer)
 #define GOS_IOC_PRIORITY _IOW(GOS_IOC_MAGIC, 18, struct gos_req_priority)

@@ -214,6 +214,8 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 		return -EINVAL;
 	if (t->limit && t->demand + size > t->limit)
 		return -EDQUOT;
+	if (t->max_buffers && t->buffers >= t->max_buffers)
+		return -ENOBUFS;
 	if (pinned && !unevictable_fits(eng, t, size))
 		return -ENOSPC;
 	err = gos_idmap_reserve(&eng->buffers);

@@ -122,6 +122,11 @@ int gos_tenant_set_policy(struct gos_engine *eng, u32 tenant, u32 weight,
  * minimums are scaled down together if they exceed the GPU.
  */
 int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes);
+/*
+ * Caps how many buffers the tenant may hold at once, 0 = no cap: one
+ * allocation more fails with -ENOBUFS. Buffers held stay when it drops.
+ */
+int gos_tenant_set_max_buffers(struct gos_engine *eng, u32 tenant, u32 most);
 /* Fails with -EBUSY while the tenant still holds buffers. */
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
@@ -140,9 +145,10 @@ int gos_client_exit(struct gos_engine *eng, u32 client);
 #define GOS_ALLOC_AGAIN 0x2u		/* registered again: not a new allocation in the stats */
 
 /*
- * -EDQUOT: over the tenant's limit. -ENOSPC: unevictable bytes beyond the
- * tenant's weighted share of the GPU (or its minimum), which would hold
- * others below their entitlement.
+ * -EDQUOT: over the tenant's limit. -ENOBUFS: the tenant holds the most
+ * buffers its cap allows. -ENOSPC: unevictable bytes beyond the tenant's
+ * weighted share of the GPU (or its minimum), which would hold others below
+ * their entitlement.
  */
 int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
 	      u32 prio, u32 flags, struct gos_alloc_result *res);

@@ -30,6 +30,7 @@ typedef __INT64_TYPE__ s64;
 #define EINVAL 22
 #define ENOSPC 28
 #define ERANGE 34
+#define ENOBUFS 105
 #define EDQUOT 122
 #endif
 

@@ -60,6 +60,7 @@ struct gos_tenant {
 	struct gos_gpu *gpu;
 	u32 slot;		/* index in gpu->tenants */
 	u32 buffers;
+	u32 max_buffers;	/* 0 = no cap */
 	u64 demand;
 	u64 resident;		/* DEVICE + EVICTING + RETURNING + unevictable */
 	u64 evicting;

@@ -128,6 +128,18 @@ int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes)
 	return t ? 0 : -EINVAL;
 }
 
+int gos_tenant_set_max_buffers(struct gos_engine *eng, u32 tenant, u32 most)
+{
+	struct gos_tenant *t;
+
+	gos_os_lock(eng->lock);
+	t = gos_idmap_get(&eng->tenants, tenant);
+	if (t)
+		t->max_buffers = most;
+	gos_os_unlock(eng->lock);
+	return t ? 0 : -EINVAL;
+}
+
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 {
 	struct gos_tenant *t;

@@ -197,8 +197,9 @@ private:
 		if (!rep) {
 			if (!answered)	// a hung daemon: give up on it rather than block the application
 				::shutdown(fd_, SHUT_RDWR);
-			return fail(-ENOTCONN, answered ? "gpuoversubd closed the connection"
-							 : "gpuoversubd did not answer in time");
+			return fail(-ENOTCONN, !answered	   ? "gpuoversubd did not answer in time"
+					       : refusal_.empty() ? "gpuoversubd closed the connection"
+								  : "gpuoversubd closed the connection: " + refusal_);
 		}
 		out = std::move(*rep);
 		if (out.status)
@@ -240,6 +241,13 @@ private:
 		}
 		auto rep = proto::decode_reply(f);
 		std::lock_guard lk(mu_);
+		// Sequence 0 answers no request: the daemon's reason for closing
+		// (a protocol version it does not speak, too many connections),
+		// said to whoever waits when the close comes.
+		if (rep && f.hdr.seq == 0 && rep->status) {
+			refusal_ = rep->error;
+			return;
+		}
 		auto it = pending_.find(f.hdr.seq);
 		if (rep && it != pending_.end())	// late replies to timed-out calls are dropped
 			it->second = std::move(*rep);
@@ -255,6 +263,7 @@ private:
 	std::map<std::uint32_t, std::optional<proto::Reply>> pending_;
 	std::uint32_t seq_ = 0;
 	bool dead_ = false;
+	std::string refusal_;	// the daemon's reason for closing, if it gave one
 	std::thread reader_;
 };
 

@@ -1,5 +1,5 @@
-# libFuzzer targets (clang-14, optional) on the frame decoder, the policy
-# loader, the trace decoder and the engine API, each run for FUZZ_RUNS
+# libFuzzer targets (clang-14, optional) on the frame decoder, the daemon's
+# request handlers, the policy loader, the trace decoder and the engine API, each run for FUZZ_RUNS
 # inputs from its seed corpus (FUZZ_RUNS=0: until interrupted). They build
 # with their own compiler and flags, not the caller's.
 FUZZ_RUNS ?= 20000
@@ -20,7 +20,14 @@ $(BUILD)/fuzz/%.o: %.cpp
 	$(FUZZ_CXX) $(GOS_CPPFLAGS) -std=c++20 $(FUZZ_FLAGS) -c $< -o $@
 
 $(FUZZ_BIN): $(BUILD)/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJ)
-	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread
+	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread $(FUZZ_LIBS)
+
+# fuzz_handlers drives the daemon itself: its parts but the socket server,
+# and the rest of common/, built with the fuzzers' flags too.
+FUZZ_HANDLERS_SRC := $(filter-out %/main.cpp %/server.cpp %/connection.cpp,$(wildcard daemon/gpud/*.cpp)) \
+	$(filter-out $(FUZZ_SRC),$(COMMON_SRC))
+$(BUILD)/fuzz/fuzz_handlers: $(patsubst %,$(BUILD)/fuzz/%.o,$(basename $(FUZZ_HANDLERS_SRC)))
+$(BUILD)/fuzz/fuzz_handlers: FUZZ_LIBS := -lhwloc -ldl
 
 # The fuzzers' own sanitizers check the calls fortify would.
 $(BUILD)/fuzz/%.o: FORTIFY :=

@@ -7,7 +7,8 @@ runs=${FUZZ_RUNS:-20000}
 shopt -s nullglob
 bins=("$build"/fuzz/fuzz_*)
 [ ${#bins[@]} -gt 0 ] || { echo "no fuzz targets in $build/fuzz; build them with make"; exit 1; }
-declare -A seeds=([fuzz_trace]="examples/traces tests/fuzz/corpus-trace" [fuzz_config]=tests/fuzz/corpus-config)
+declare -A seeds=([fuzz_trace]="examples/traces tests/fuzz/corpus-trace" [fuzz_config]=tests/fuzz/corpus-config
+	[fuzz_handlers]=tests/fuzz/corpus-handlers)
 for bin in "${bins[@]}"; do
 	name=$(basename "$bin")
 	[[ -x $bin && $name != *.log ]] || continue

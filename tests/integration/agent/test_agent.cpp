@@ -6,12 +6,18 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "agent_node.hpp"
+#include "common/proto/wire.hpp"
 
 using namespace gos_test;
 using namespace std::chrono_literals;
@@ -379,6 +385,52 @@ BOOST_AUTO_TEST_CASE(a_refused_process_leaves_the_cpu_alone)
 	long before = cpu_ticks();
 	BOOST_REQUIRE_EQUAL(a.cmd("busy 1"), "ok");
 	BOOST_TEST(cpu_ticks() - before < sysconf(_SC_CLK_TCK) / 4);
+}
+
+// A stand-in for a daemon of another wire version: whatever it is sent, it
+// answers as gpuoversubd does a frame it cannot take, an error with
+// sequence 0, then closes.
+struct RefusingDaemon {
+	std::string path = "/tmp/gos-refusing-" + std::to_string(::getpid()) + ".sock";
+	int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	std::jthread thread;
+
+	explicit RefusingDaemon(const std::string &why)
+	{
+		sockaddr_un addr{};
+		addr.sun_family = AF_UNIX;
+		std::strcpy(addr.sun_path, path.c_str());
+		::unlink(path.c_str());
+		BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0 && ::listen(fd, 8) == 0);
+		thread = std::jthread([this, why] {
+			for (int c; (c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; ::close(c)) {
+				char header[64];
+				if (::read(c, header, sizeof header) <= 0)
+					continue;
+				auto b = gos::proto::encode_reply(0, -EPROTO, why, nullptr, 0);
+				[[maybe_unused]] auto n = ::send(c, b.data(), b.size(), MSG_NOSIGNAL);
+			}
+		});
+	}
+	~RefusingDaemon()
+	{
+		::shutdown(fd, SHUT_RDWR);	// ends the accept loop
+		thread.join();
+		::close(fd);
+		::unlink(path.c_str());
+	}
+};
+
+BOOST_AUTO_TEST_CASE(a_refusal_before_the_close_is_in_the_agents_warning)
+{
+	Node n("", false);
+	RefusingDaemon daemon("protocol version 3, this side speaks 4");
+	AppProcess a(nullptr, 0, n.gpu, "direct", {{"GPUOVERSUB_SOCKET", daemon.path}});
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc x 8"), "ok");	// passes through
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc y 8"), "ok");
+	BOOST_TEST(count(a.errors(), "cannot reach gpuoversubd (gpuoversubd closed the connection: "
+				     "protocol version 3, this side speaks 4)") == 1u,
+		   a.errors());
 }
 
 BOOST_AUTO_TEST_CASE(kernel_launches_tell_the_balloon_who_is_busy)

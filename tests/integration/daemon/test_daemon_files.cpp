@@ -1,6 +1,6 @@
-// gpuoversubd on a full disk (issue 13, smaller items): a step registration
-// whose record cannot be saved is refused, not answered success and lost by
-// the next restart; a report that cannot be written is retried every
+// gpuoversubd on a full disk (issue 13, smaller items): a step or task
+// registration whose record cannot be saved is refused, not answered
+// success and lost by the next restart; a report that cannot be written is retried every
 // second but its error is logged once, not every second.
 #define BOOST_TEST_MODULE daemon_files
 #include <boost/test/unit_test.hpp>
@@ -66,6 +66,24 @@ BOOST_AUTO_TEST_CASE(a_registration_that_cannot_be_saved_is_refused)
 	disk.free_space();
 	BOOST_CHECK_NO_THROW(d.register_step(41));
 	BOOST_TEST(d.ask(GOS_REQ_JOBS).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_task_registration_that_cannot_be_saved_is_refused_and_undone)
+{
+	DaemonUnderTest d("");
+	d.register_step(43);
+	FullDisk disk(d.state_dir);
+	gos_req_task t{};
+	t.job_id = 43;
+	t.pid = static_cast<std::uint32_t>(::getpid());
+	std::string why;
+	BOOST_TEST(d.request(GOS_REQ_TASK_REGISTER, &t, sizeof t, &why) == -EIO);
+	BOOST_TEST(why == "task " + std::to_string(::getpid()) + " not saved, so not registered: cannot write " + d.state_dir +
+				  "/job-43.json: No space left on device");
+	BOOST_TEST(d.ask(GOS_REQ_JOBS).at(0).at("tasks") == 0);	// not half-applied
+	disk.free_space();
+	BOOST_CHECK_NO_THROW(d.register_task(43, ::getpid()));
+	BOOST_TEST(d.ask(GOS_REQ_JOBS).at(0).at("tasks") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(a_pending_report_logs_its_error_once_not_every_second)

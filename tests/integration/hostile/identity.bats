@@ -136,6 +136,6 @@ hello_as_task_of() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"alloc 2 0 "* ]]
-	[[ "$output" == *"alloc 3 -105 job 7 holds 3 buffers, the most max_buffers_per_job allows"* ]]
+	[[ "$output" == *"alloc 3 -105 job 7 holds the most buffers on its GPU 0 that max_buffers_per_job (3) allows"* ]]
 	[[ "$output" == *"again 0 "* ]]	# a freed buffer makes room
 }

@@ -57,6 +57,9 @@ result() {	# the kselftest line for test $1
 @test "a task binding holds the process, not its pid: a recycled pid is not bound" {
 	[[ "$(result a_recycled_pid_is_another_process)" == ok* ]]
 }
+@test "a tenant's buffer cap (max_buffers_per_job) refuses one buffer more with ENOBUFS; pads and flags refused" {
+	[[ "$(result a_tenants_buffer_cap_refuses_one_more_with_enobufs)" == ok* ]]
+}
 @test "100000 random ioctls" { [[ "$(result random_ioctls_never_hurt_the_kernel)" == ok* ]]; }
 daemon_check() {	# the guest's daemon test said ok for $1
 	tr -d '\r' <"$LOG" | grep -q '^GOS: daemon restart test finished'

@@ -27,7 +27,7 @@
 #define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
 	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
 	GOS_IOC_GPU_EXTERNAL, GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, \
-	GOS_IOC_PLACEMENT, GOS_IOC_TENANT_LIST
+	GOS_IOC_PLACEMENT, GOS_IOC_TENANT_LIST, GOS_IOC_TENANT_BUFFERS
 
 static int dev(void)
 {
@@ -305,8 +305,9 @@ TEST(daemon_calls_need_cap_sys_admin)
 		struct gos_ioc_gpu_stats gs = { .gpu = 0 };
 		struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
 		struct gos_ioc_tenant_list tl = { .count = 0 };
+		struct gos_ioc_tenant_buffers tb = { .tenant = 0, .max_buffers = 1 };
 
-		if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM)
+		if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM || call(fd, GOS_IOC_TENANT_BUFFERS, &tb) != -EPERM)
 			_exit(13);
 		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
 		    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
@@ -462,6 +463,54 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
 	al.buffer = 0;
 	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
+	close(fd);
+}
+
+/*
+ * max_buffers_per_job in kernel mode: the tenant's cap, set by its own
+ * ioctl, refuses one buffer more with ENOBUFS; a pad or an unknown flag is
+ * refused before the engine sees it.
+ */
+TEST(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
+{
+	int fd = dev();
+	uint32_t t0, t1;
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 7, 64 * MiB, &t0, &t1));
+	struct gos_ioc_tenant_buffers tb = { .tenant = t0, .max_buffers = 2, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	tb.pad = 0;
+	tb.flags = 1;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	tb.flags = 0;
+	tb.tenant = t1 + 100;
+	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));	/* no such tenant */
+	tb.tenant = t0;
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t0 } };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	struct gos_ioc_alloc al = { .size = MiB };
+	uint64_t first;
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
+	first = al.buffer;
+	al.buffer = 0;
+	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
+	al.buffer = 0;
+	EXPECT_EQ(-ENOBUFS, call(fd, GOS_IOC_ALLOC, &al));
+	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	EXPECT_EQ(2u, ts.stats.buffers);
+	EXPECT_EQ(2 * MiB, ts.stats.demand);	/* nothing of the refused one */
+	struct gos_req_buffer fb = { .buffer = first };
+
+	ASSERT_EQ(0, call(fd, GOS_IOC_FREE, &fb));
+	EXPECT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));	/* a free makes room */
+	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
 	close(fd);
 }
 

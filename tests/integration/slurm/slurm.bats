@@ -17,6 +17,7 @@ setup_file() {
 
 teardown_file() {
 	source tests/integration/slurm/harness.bash
+	[ ! -f "$GOS_DIR/alive.pid" ] || kill "$(cat "$GOS_DIR/alive.pid")" 2>/dev/null || true
 	slurm_teardown
 }
 
@@ -197,4 +198,50 @@ PY
 	ctl explain "$b" | grep -q "shards    x 0.25     1 of 4 shards"
 	scancel "$a" "$b"
 	job_wait "$a"; job_wait "$b"
+}
+
+# The end_reason in job $1's report.
+end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("end_reason", ""))' "$GOS_DIR/reports/job-$1.json"; }
+
+@test "the reconciler ends a job Slurm has ended or never knew, though a task of it lives on" {
+	cp "$GOS_DIR/gpuoversub.yaml" "$GOS_DIR/gpuoversub.yaml.orig"
+	printf 'reconcile: {period: 1s, grace: 2s}\nslurm_weights: {refresh: 500ms}\n' >>"$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop
+	gos_daemon_start
+	reg() { "$GOS_BUILD/tests/tools/gos_register" "${GOS_SOCK%.sock}.root.sock" "$@"; }
+	# Tasks the node side sees alive: alone, it would keep both jobs.
+	sleep 600 3>&- &
+	echo $! >"$GOS_DIR/alive.pid"
+	alive=$!
+
+	# A registration for a job slurmctld does not know (purged, or never there).
+	reg step 4000000 0
+	reg task 4000000 "$alive"
+	wait_until 30 test -f "$GOS_DIR/reports/job-4000000.json"
+	[ "$(end_reason 4000000)" = "reaped: Slurm: job 4000000 is unknown to slurmctld" ]
+
+	# A real job whose step and job end are lost: the daemon is stopped while
+	# the job ends, and the plugin gives up on it.
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'")
+	wait_until 30 listed "$id"
+	reg step "$id.7" 0
+	reg task "$id.7" "$alive"
+	pid=$(cat "$GOS_DIR/run/gpuoversubd.pid")
+	kill -STOP "$pid"
+	touch "$release"
+	state=$(job_wait "$id")
+	kill -CONT "$pid"
+	[ "$state" = COMPLETED ]
+	wait_until 30 test -f "$GOS_DIR/reports/job-$id.json"
+	[ "$(end_reason "$id")" = "reaped: Slurm: job $id is COMPLETED" ]
+	grep -q "job $id reaped: Slurm: job $id is COMPLETED" "$GOS_DIR/log/gpuoversubd.log"
+	! listed "$id"
+	kill -0 "$alive"	# the task lived on all along
+
+	kill "$alive"
+	rm "$GOS_DIR/alive.pid"
+	mv "$GOS_DIR/gpuoversub.yaml.orig" "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop
+	gos_daemon_start
 }

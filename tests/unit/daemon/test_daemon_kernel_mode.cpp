@@ -61,6 +61,10 @@ public:
 	{
 		return m_.engine.control->tenant_policy(t, w, l, min);
 	}
+	int tenant_max_buffers(std::uint32_t t, std::uint32_t most) override
+	{
+		return m_.engine.control->tenant_max_buffers(t, most);
+	}
 	int tenant_destroy(std::uint32_t t) override { return m_.engine.control->tenant_destroy(t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return m_.engine.control->tenant_stats(t, o); }
 	int tenant_list(std::vector<std::uint32_t> &out) override { return m_.engine.control->tenant_list(out); }

@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -44,6 +47,10 @@ struct ScriptedSlurm {
 	std::mutex mu;
 	std::deque<std::string> answers;
 	std::vector<bool> fairshare_asked;
+	std::set<std::uint64_t> jobs_asked;	// by the latest reading
+
+	ScriptedSlurm() = default;
+	explicit ScriptedSlurm(const std::string &first) { answers.push_back(first); }
 
 	void push(const std::string &a)
 	{
@@ -52,9 +59,10 @@ struct ScriptedSlurm {
 	}
 	gpud::SlurmFacts::Reader reader()
 	{
-		return [this](bool fairshare, std::stop_token) {
+		return [this](const gpud::FactsQuery &q, std::stop_token) {
 			std::lock_guard lock(mu);
-			fairshare_asked.push_back(fairshare);
+			fairshare_asked.push_back(q.fairshare);
+			jobs_asked = q.jobs;
 			std::string a = answers.front();
 			if (answers.size() > 1)
 				answers.pop_front();
@@ -99,6 +107,16 @@ void read_again(gpud::SlurmFacts &facts, const config::SlurmWeights &w)
 
 const std::string healthy = "partition debug 1\npartition gpu 4\nqos normal 0\nqos high 300\n";
 
+// A cache over a scripted Slurm, refreshed every 100 ms, that has read the
+// healthy facts once.
+struct HealthyStart {
+	ScriptedSlurm slurm{healthy};
+	Logged log;
+	config::SlurmWeights w = every_100ms();
+	gpud::SlurmFacts facts{w, slurm.reader(), log.logger()};
+	HealthyStart() { BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; })); }
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(the_facts_programs_lines_are_parsed)
@@ -126,6 +144,62 @@ BOOST_AUTO_TEST_CASE(garbled_lines_are_set_aside_not_guessed)
 	BOOST_TEST(r.garbled.front() == "partition debug lots");
 }
 
+BOOST_AUTO_TEST_CASE(the_jobs_lines_are_parsed_and_garbled_ones_set_aside)
+{
+	gpud::SlurmReading r = gpud::parse_slurm_facts("job 5 running RUNNING\njob 6 finished COMPLETED\njob 7 unknown\n"
+						       "unavailable jobs slurmctld: Unable to contact slurm controller\n"
+						       "job 0 unknown\njob x running RUNNING\njob 8 done COMPLETED\n"
+						       "job 9 finished\njob 10 unknown COMPLETED\njob 11 running A B\n");
+	BOOST_TEST(r.jobs.size() == 3u);
+	BOOST_TEST((r.jobs.at(5) == gpud::SlurmJobLine{false, "RUNNING"}));
+	BOOST_TEST((r.jobs.at(6) == gpud::SlurmJobLine{true, "COMPLETED"}));
+	BOOST_TEST((r.jobs.at(7) == gpud::SlurmJobLine{true, "unknown to slurmctld"}));
+	BOOST_TEST(r.unavailable.at("jobs") == "slurmctld: Unable to contact slurm controller");
+	BOOST_TEST(r.garbled.size() == 6u);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_watched_jobs_are_read_and_slurm_unreachable_is_said_once, HealthyStart)
+{
+	BOOST_TEST((facts.job(5).is == gpud::SlurmJob::Is::unasked));
+	facts.watch({5, 6, 7, 8});
+	slurm.push(healthy + "job 5 running RUNNING\njob 6 finished COMPLETED\njob 7 unknown\n");
+	read_again(facts, w);
+	read_again(facts, w);	// the reading after the one the push raced with
+	{
+		std::lock_guard lock(slurm.mu);
+		BOOST_TEST((slurm.jobs_asked == std::set<std::uint64_t>{5, 6, 7, 8}));
+	}
+	auto now = static_cast<std::int64_t>(std::time(nullptr));
+	BOOST_TEST((facts.job(5).is == gpud::SlurmJob::Is::running));
+	gpud::SlurmJob done = facts.job(6);
+	BOOST_TEST((done.is == gpud::SlurmJob::Is::finished));
+	BOOST_TEST(done.state == "COMPLETED");
+	BOOST_TEST(std::abs(done.finished_since - now) <= 2);
+	BOOST_TEST(facts.job(7).state == "unknown to slurmctld");
+	BOOST_TEST((facts.job(8).is == gpud::SlurmJob::Is::unasked));	// asked, not answered
+	BOOST_TEST(log.count() == 0u);
+
+	slurm.push(healthy + "unavailable jobs slurmctld: Unable to contact slurm controller\n");
+	read_again(facts, w);
+	read_again(facts, w);
+	read_again(facts, w);
+	gpud::SlurmJob away = facts.job(6);
+	BOOST_TEST((away.is == gpud::SlurmJob::Is::unreachable));
+	BOOST_TEST(away.reason == "slurmctld: Unable to contact slurm controller");
+	BOOST_REQUIRE(log.count() == 1u);
+	BOOST_TEST(log.lines[0] == "Slurm facts: cannot read jobs (slurmctld: Unable to contact slurm controller); "
+				   "no job is ended on Slurm's word");
+
+	slurm.push(healthy + "job 6 finished COMPLETED\n");
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(facts.job(6).finished_since == done.finished_since);	// since first read so
+	BOOST_REQUIRE(log.count() == 2u);
+	BOOST_TEST(log.lines[1] == "Slurm facts: jobs read again");
+	facts.watch({5});
+	BOOST_TEST((facts.job(6).is == gpud::SlurmJob::Is::unasked));	// no longer the daemon's
+}
+
 BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
 {
 	ScriptedSlurm slurm;
@@ -148,14 +222,8 @@ BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
 	BOOST_TEST(facts.generation() == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_reason_is_logged_once)
+BOOST_FIXTURE_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_reason_is_logged_once, HealthyStart)
 {
-	ScriptedSlurm slurm;
-	slurm.push(healthy);
-	Logged log;
-	config::SlurmWeights w = every_100ms();
-	gpud::SlurmFacts facts(w, slurm.reader(), log.logger());
-	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
 	slurm.push("unavailable partitions slurmctld: Unable to contact slurm controller (connect failure)\n"
 		   "qos normal 0\nqos high 500\n");
 	for (int i = 0; i < 4; i++)
@@ -244,25 +312,27 @@ BOOST_AUTO_TEST_CASE(the_facts_program_runs_with_a_deadline_and_its_failures_say
 		return path;
 	};
 	std::stop_source never;
-	std::string out = gpud::slurm_facts_program(script("ok", "echo \"qos high $#$1\""), 5)(true, never.get_token());
-	BOOST_TEST(out == "qos high 1--fairshare\n");
+	std::string out = gpud::slurm_facts_program(script("ok", "echo \"$# $*\""), 5)({true, {12, 5}}, never.get_token());
+	BOOST_TEST(out == "3 --fairshare --jobs 5,12\n");
+	out = gpud::slurm_facts_program(script("ok", "echo \"$# $*\""), 5)({}, never.get_token());
+	BOOST_TEST(out == "0 \n");
 	try {
 		gpud::slurm_facts_program(script("fatal", "echo 'gpuoversub-slurm-facts: fatal: Unable to process configuration file' >&2; exit 1"),
-					  5)(false, never.get_token());
+					  5)({}, never.get_token());
 		BOOST_FAIL("a failing program gave facts");
 	} catch (const std::runtime_error &e) {
 		BOOST_TEST(std::string(e.what()).find("failed: gpuoversub-slurm-facts: fatal: Unable to process") != std::string::npos);
 	}
 	auto start = std::chrono::steady_clock::now();
 	try {
-		gpud::slurm_facts_program(script("hang", "exec sleep 30"), 1)(false, never.get_token());
+		gpud::slurm_facts_program(script("hang", "exec sleep 30"), 1)({}, never.get_token());
 		BOOST_FAIL("a hung program gave facts");
 	} catch (const std::runtime_error &e) {
 		BOOST_TEST(std::string(e.what()).find("gave no answer within 1 s") != std::string::npos);
 	}
 	BOOST_TEST((std::chrono::steady_clock::now() - start < 10s));
 	try {
-		gpud::slurm_facts_program(std::string(dir) + "/absent", 5)(false, never.get_token());
+		gpud::slurm_facts_program(std::string(dir) + "/absent", 5)({}, never.get_token());
 		BOOST_FAIL("a missing program gave facts");
 	} catch (const std::runtime_error &e) {
 		BOOST_TEST(std::string(e.what()).find("cannot run") != std::string::npos);

@@ -8,6 +8,7 @@
 #define BOOST_TEST_MODULE engine_property
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -32,6 +33,7 @@ struct Buffer {
 	std::uint64_t size;
 	std::uint64_t host = 0;	// what the agent believes is on the host
 	bool unevictable;
+	std::uint32_t tenant;
 };
 
 class Sequence {
@@ -62,6 +64,7 @@ private:
 	Harness h_;
 	std::uint64_t physical_ = 0;
 	std::vector<std::uint32_t> tenants_;
+	std::map<std::uint32_t, std::uint32_t> max_buffers_;	// tenant -> its cap, if it has one
 	std::vector<Agent> agents_;
 	std::map<std::uint64_t, Buffer> buffers_;
 	std::uint64_t last_op_ = 0;
@@ -101,6 +104,10 @@ void Sequence::run(int steps)
 		tenants_.push_back(h_.tenant(1 + static_cast<std::uint32_t>(pick(4))));
 		if (chance(30))	// minimum shares, sometimes promising too much
 			BOOST_REQUIRE_EQUAL(gos_tenant_set_min(h_.eng(), tenants_.back(), pick(physical_)), 0);
+		if (chance(30)) {	// a cap on buffers, small enough to be reached
+			max_buffers_[tenants_.back()] = 1 + static_cast<std::uint32_t>(pick(4));
+			BOOST_REQUIRE_EQUAL(gos_tenant_set_max_buffers(h_.eng(), tenants_.back(), max_buffers_[tenants_.back()]), 0);
+		}
 	}
 	int nagents = 1 + static_cast<int>(pick(6));
 	for (int i = 0; i < nagents; i++)
@@ -156,11 +163,14 @@ void Sequence::op_alloc()
 	gos_alloc_result res{};
 	int err = gos_alloc(h_.eng(), a.id, t, size, static_cast<std::uint32_t>(pick(GOS_NPRIO)),
 			    unevictable ? GOS_ALLOC_UNEVICTABLE : 0, &res);
-	if (unevictable && err == -ENOSPC)
-		return;	// beyond the tenant's share: refused, nothing held
+	auto held = std::count_if(buffers_.begin(), buffers_.end(), [t](auto &kv) { return kv.second.tenant == t; });
+	bool at_cap = max_buffers_.count(t) && held >= max_buffers_[t];
+	BOOST_REQUIRE_EQUAL(err == -ENOBUFS, at_cap);	// refused exactly at the cap
+	if (at_cap || (unevictable && err == -ENOSPC))
+		return;	// refused, nothing held
 	BOOST_REQUIRE_EQUAL(err, 0);
 	BOOST_REQUIRE_EQUAL(res.device_bytes + res.host_bytes + res.waiting_bytes, size);
-	buffers_[res.buffer] = Buffer{a.id, size, res.host_bytes, unevictable};
+	buffers_[res.buffer] = Buffer{a.id, size, res.host_bytes, unevictable, t};
 }
 
 void Sequence::op_free()

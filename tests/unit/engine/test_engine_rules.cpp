@@ -469,6 +469,32 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused)
 	h.check();
 }
 
+// A tenant's cap on buffers: one more fails with ENOBUFS, nothing of it
+// counted; a free makes room, other tenants are not held to it, 0 lifts it.
+BOOST_AUTO_TEST_CASE(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto t = h.tenant(1), other = h.tenant(1);
+	auto c = h.client();
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_max_buffers(h.eng(), t, 2), 0);
+	BOOST_TEST(gos_tenant_set_max_buffers(h.eng(), t + 9, 2) == -EINVAL);
+	gos_alloc_result first{}, r{};
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), c, t, 4 * MiB, 0, 0, &first), 0);
+	BOOST_REQUIRE_EQUAL(gos_alloc(h.eng(), c, t, 4 * MiB, 0, GOS_ALLOC_UNEVICTABLE, &r), 0);
+	BOOST_TEST(gos_alloc(h.eng(), c, t, 4 * MiB, 0, 0, &r) == -ENOBUFS);
+	BOOST_TEST(h.stats(t).buffers == 2u);
+	BOOST_TEST(h.stats(t).demand == 8 * MiB);
+	BOOST_TEST(gos_alloc(h.eng(), c, other, 4 * MiB, 0, 0, &r) == 0);
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), c, first.buffer), 0);
+	BOOST_TEST(gos_alloc(h.eng(), c, t, 4 * MiB, 0, 0, &r) == 0);
+	BOOST_TEST(gos_alloc(h.eng(), c, t, 4 * MiB, 0, 0, &r) == -ENOBUFS);
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_max_buffers(h.eng(), t, 0), 0);
+	BOOST_TEST(gos_alloc(h.eng(), c, t, 4 * MiB, 0, 0, &r) == 0);
+	h.settle();
+	h.check_at_rest();
+}
+
 // A minimum share comes before weights: a light tenant with a guaranteed
 // 600 MiB keeps it against a heavier one.
 BOOST_AUTO_TEST_CASE(minimum_share_is_guaranteed)
