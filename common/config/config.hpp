@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/config/oversub.hpp"
+
 namespace gos::config {
 
 class ConfigError : public std::runtime_error {
@@ -73,7 +75,8 @@ struct Policy {
 	PerTenantTable weights;
 	SlurmWeights slurm_weights;
 	PerTenantTable min_share;		// fractions of a GPU, 0..1
-	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
+	Keyed<double> max_oversub{4, {}, {}};		// ceiling on --gpu-mem-oversub=FACTOR
+	Keyed<Request> default_oversub;		// a job's value when it gives none: off
 	Ceiling over_ceiling = Ceiling::clamp;
 	std::uint64_t return_interval_ns = 50'000'000;
 	bool balloon = true;

@@ -110,6 +110,11 @@ void print_job_line(const json &r)
 void print_explain(const json &e)
 {
 	print_job_line(e);
+	const json &o = e["oversub"];
+	std::printf("--gpu-mem-oversub %s; ceiling on FACTOR %g (%s); a job here that gives none gets %s (%s)\n",
+		    o["asked"].get<std::string>().c_str(), o["ceiling"].get<double>(),
+		    o["ceiling_from"].get<std::string>().c_str(), o["default"].get<std::string>().c_str(),
+		    o["default_from"].get<std::string>().c_str());
 	for (const auto &g : e["gpus"]) {
 		std::printf("GPU %u: weight %.2f", g["gpu"].get<unsigned>(), g["weight"].get<double>());
 		for (const auto &s : g["derivation"])	// the factors, multiplied

@@ -28,7 +28,7 @@ Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
 	if (s.peer.uid != 0 && s.peer.uid != job->uid)
 		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
-	return {0, {}, views_.explain(*job, ledger_.weights(*job)).dump()};
+	return {0, {}, views_.explain(*job, ledger_.weights(*job), oversub_json(cfg_, *job)).dump()};
 }
 
 // A running job's report so far, or an ended job's from the report directory.

@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(c.start.chunk_size == 4u << 20);
 	BOOST_TEST(c.policy.return_interval_ns == 20'000'000u);
 	BOOST_TEST(c.start.order_timeout_ns == 2'000'000'000u);
-	BOOST_TEST(c.policy.max_oversub == 2.5);
+	BOOST_TEST(c.policy.max_oversub.plain == 2.5);	// a plain number, as before
 	BOOST_TEST(c.policy.weights.partition.at("gpu") == 2.0);
 	BOOST_TEST(c.policy.min_share.account.at("phys") == 0.25);
 	BOOST_TEST(c.policy.balloon_period_ns == 1'000'000'000u);
