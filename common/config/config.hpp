@@ -57,7 +57,7 @@ struct StartSettings {
 	std::string state_dir = "/var/lib/gpuoversub";
 	EngineMode engine = EngineMode::auto_;
 	Fairness fairness = Fairness::weighted;
-	std::uint64_t chunk_size = 2ULL << 20;
+	std::uint64_t chunk_size = 32ULL << 20;	// the shipped policy's; 2M is slow on current GPUs
 	bool random_chunks = false;		// GPUswap random instead of priority
 	std::uint64_t order_timeout_ns = 10'000'000'000ULL;
 	std::uint64_t advice_persist_ns = 10'000'000'000ULL;	// 0 = no throttle

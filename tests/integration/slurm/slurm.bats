@@ -200,7 +200,7 @@ PY
 }
 
 @test "shards weigh: shard:3 and shard:1 jobs end resident 3:1 under pressure, within one chunk each" {
-	# 2M chunks (the test's policy says no chunk_size): one chunk is the tolerance.
+	# 2M chunks (the harness's policy): one chunk is the tolerance.
 	a=$(submit --gres=shard:3 --gpu-mem-oversub "$(job_script shard3 8 30)")	# 256 MiB each, 512 of 256
 	b=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script shard1 8 30)")
 	wait_until 60 settled "$a" "$b" $((256 << 20))
