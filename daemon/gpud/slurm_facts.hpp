@@ -67,7 +67,7 @@ private:
 	void run(std::stop_token stop);
 	void take(const SlurmReading &r, std::map<std::pair<std::string, uid_t>, double> fairshare);
 	void note(Kind &k, const std::string &name, const std::string &why);
-	std::string why(const Kind &k, const std::string &what) const;
+	std::string why(const Kind &k, bool found, const std::string &what) const;
 
 	Reader reader_;
 	Logger log_;

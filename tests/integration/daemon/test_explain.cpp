@@ -53,6 +53,9 @@ BOOST_AUTO_TEST_CASE(shards_set_the_weights_and_explain_says_how)
 	// No Slurm here: the QOS Priority counts but was never read, and says why.
 	BOOST_TEST(g["derivation"][2]["why"].get<std::string>().rfind("(none): Slurm's QOS Priority unknown", 0) == 0,
 		   g["derivation"][2]["why"]);
+	// ... its own reason only, not the partition's too.
+	BOOST_TEST(g["derivation"][2]["why"].get<std::string>().find("PriorityJobFactor") == std::string::npos,
+		   g["derivation"][2]["why"]);
 	BOOST_TEST(g["entitlement_why"] == "asks for no more than its weighted share: entitled to all it asks");
 }
 
