@@ -41,7 +41,9 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 	if (const Job *job = ledger_.find(req.job_id)) {
 		if (!may_read_job(s.peer, job->uid))
 			return {-EACCES, refused, {}};
-		return {0, {}, build_report(ledger_.folded(*job), {}, gpus_).dump()};
+		nlohmann::json rep = build_report(ledger_.folded(*job), {}, gpus_);
+		rep["weights"] = ledger_.weights(*job);	// as the final report has them
+		return {0, {}, rep.dump()};
 	}
 	std::ifstream in(cfg_.policy.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
 	if (!in)
