@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 	{
 		std::ofstream cfg(dir + "/gpuoversub.yaml");
 		cfg << "socket: " << sock << "\nstate_dir: " << dir << "/state\nreports: {dir: " << dir
-		    << "/reports}\nballoon: {enabled: false}\nsimulated_gpus:\n  - memory: 1T\n";
+		    << "/reports}\nchunk_size: 2M\nballoon: {enabled: false}\nsimulated_gpus:\n  - memory: 1T\n";
 	}
 	pid_t child = ::fork();
 	if (child == 0) {

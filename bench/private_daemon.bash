@@ -5,7 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../tests/integration/wait.bash"
 private_daemon() {
 	work=$(mktemp -d)
 	trap 'kill $daemon 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-	printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nsimulated_gpus:\n  - {memory: %s, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
+	printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\nchunk_size: 2M\nsimulated_gpus:\n  - {memory: %s, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' \
 		"$work/sock" "$work/state" "$work/reports" "$1" >"$work/policy.yaml"
 	"$BUILD/sbin/gpuoversubd" -c "$work/policy.yaml" 2>"$work/daemon.log" &
 	daemon=$!

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,7 +33,6 @@ SPANK_PLUGIN(gpuoversub, 1)
 #include "spank/daemon_calls.hpp"
 #include "spank/epilog.hpp"
 #include "spank/plugstack_args.hpp"
-#include "spank/request.hpp"
 #include "spank/shards.hpp"
 #include "spank/step_env.hpp"
 
@@ -43,6 +43,7 @@ SPANK_PLUGIN(gpuoversub, 1)
 #define GOS_EXPORT extern "C" __attribute__((visibility("default")))
 
 using namespace gos::spank;
+using gos::config::Request;
 
 namespace {
 
@@ -61,7 +62,7 @@ State state;
 int on_option(int, const char *optarg, int)
 {
 	std::string why;
-	auto r = parse_request(option_value(optarg), why);
+	auto r = gos::config::parse_request(option_value(optarg), why);
 	if (!r) {
 		slurm_error("[gpuoversub] %s", why.c_str());
 		return -1;
@@ -88,8 +89,23 @@ std::string env_of(spank_t sp, const char *name)
 	return spank_getenv(sp, name, buf, sizeof buf) == ESPANK_SUCCESS ? buf : "";
 }
 
-// The option, else the environment, else the plugstack default; then the
-// admin's ceiling. False (after saying why) when the job must not run.
+// The policy file, for the option's default and ceiling; none where it
+// cannot be read (a submit host may have none: the node decides).
+std::optional<gos::config::Policy> read_policy()
+{
+	if (access(state.args.config.c_str(), R_OK) != 0)
+		return std::nullopt;
+	try {
+		return gos::config::load_config(state.args.config).policy;
+	} catch (const std::exception &e) {
+		slurm_debug("[gpuoversub] no default or ceiling from the policy: %s", e.what());
+		return std::nullopt;
+	}
+}
+
+// The option, else the environment, else the policy's default for the
+// job's partition and QOS; then the policy's ceiling for them. False (after
+// saying why) when the job must not run.
 bool resolve(spank_t sp)
 {
 	auto refuse = [](const std::string &why) {
@@ -97,30 +113,30 @@ bool resolve(spank_t sp)
 		state.refusal = why;
 		return false;
 	};
-	Request r = state.args.default_request;
+	// Known in the job's steps; at submit time only the plain entries apply.
+	std::string partition = env_of(sp, "SLURM_JOB_PARTITION"), qos = env_of(sp, "SLURM_JOB_QOS");
+	auto policy = read_policy();
+	Request r;
 	std::string why;
 	if (state.option_given) {
 		r = state.option;
 	} else if (std::string env = env_of(sp, "SLURM_GPU_MEM_OVERSUB"); !env.empty()) {
-		auto parsed = parse_request(env, why);
+		auto parsed = gos::config::parse_request(env, why);
 		if (!parsed)
 			return refuse("SLURM_GPU_MEM_OVERSUB: " + why);
 		r = *parsed;
+	} else if (policy) {
+		r = gos::config::choose(policy->default_oversub, "default_oversub", partition, qos).value;
 	}
-	if (r.kind == Request::Kind::factor && access(state.args.config.c_str(), R_OK) == 0) {
-		try {
-			auto cfg = gos::config::load_config(state.args.config);
-			std::string message;
-			auto capped = apply_ceiling(r, cfg.policy.max_oversub,
-						    cfg.policy.over_ceiling == gos::config::Ceiling::refuse, message);
-			if (!capped)
-				return refuse(message);
-			if (!message.empty() && spank_context() != S_CTX_REMOTE)
-				slurm_spank_log("[gpuoversub] %s", message.c_str());
-			r = *capped;
-		} catch (const std::exception &e) {
-			slurm_debug("[gpuoversub] no ceiling checked: %s", e.what());
-		}
+	if (r.kind == Request::Kind::factor && policy) {
+		std::string message;
+		auto capped = apply_ceiling(r, gos::config::choose(policy->max_oversub, "max_oversub", partition, qos),
+					    policy->over_ceiling == gos::config::Ceiling::refuse, message);
+		if (!capped)
+			return refuse(message);
+		if (!message.empty() && spank_context() != S_CTX_REMOTE)
+			slurm_spank_log("[gpuoversub] %s", message.c_str());
+		r = *capped;
 	}
 	state.effective = r;
 	return true;

@@ -35,12 +35,8 @@ PlugstackArgs parse_plugstack_args(int argc, char *const argv[], const std::stri
 			else
 				bad(arg, "fail or passthrough");
 		} else if (key == "default") {
-			std::string why;
-			auto r = parse_request(value, why);
-			if (!r || value.empty())
-				bad(arg, std::string(accepted_values));
-			else
-				a.default_request = *r;
+			a.errors.push_back("plugstack argument '" + arg + "' is ignored: the option's default is now the "
+					   "policy's default_oversub (gpuoversub.yaml(5)), which partitions and QOSes may set apart");
 		} else if (key == "report_admin_comment") {
 			if (value == "yes" || value == "no")
 				a.report_admin_comment = value == "yes";
@@ -48,7 +44,7 @@ PlugstackArgs parse_plugstack_args(int argc, char *const argv[], const std::stri
 				bad(arg, "yes or no");
 		} else {
 			a.errors.push_back("unknown plugstack argument '" + key +
-					   "' (known: socket, agent, mpi_hooks, on_daemon_down, default, "
+					   "' (known: socket, agent, mpi_hooks, on_daemon_down, "
 					   "report_admin_comment, config)");
 		}
 	}
@@ -56,6 +52,12 @@ PlugstackArgs parse_plugstack_args(int argc, char *const argv[], const std::stri
 	a.mpi_hooks_lib = (slash == std::string::npos ? std::string() : a.agent.substr(0, slash + 1)) +
 			  "libgpuoversub_mpi.so";
 	return a;
+}
+
+std::string_view option_value(const char *optarg)
+{
+	std::string_view v = optarg ? optarg : "";
+	return v == "(null)" ? std::string_view() : v;
 }
 
 } // namespace gos::spank

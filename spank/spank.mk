@@ -4,7 +4,7 @@ SPANK_SRC := $(wildcard spank/*.cpp) $(COMMON_SRC)
 SPANK_OBJ := $(SPANK_SRC:%.cpp=$(UNSAN)/%.o)
 SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
 # Its logic that needs no Slurm, for the unit tests.
-SPANK_LOGIC_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,spank/request.cpp spank/plugstack_args.cpp spank/step_env.cpp spank/shards.cpp)
+SPANK_LOGIC_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,spank/plugstack_args.cpp spank/step_env.cpp spank/shards.cpp)
 # The agent's installed path is compiled in, so the plugin follows PREFIX.
 SPANK_PREFIX_STAMP := $(BUILD)/spank/prefix-$(subst /,_,$(PREFIX))
 $(UNSAN)/spank/plugin.o: $(SPANK_PREFIX_STAMP)

@@ -58,6 +58,10 @@ private:
 	template <class E>
 	E choice(const Node *n, const std::string &key, const std::map<std::string, E> &options) const;
 	void table(const Node *n, const std::string &key, PerTenantTable &out, double lo, double hi) const;
+	template <class T>
+	void keyed(const Node *n, const std::string &key, Keyed<T> &out,
+		   const std::function<T(const Node *, const std::string &)> &one) const;
+	Request request(const Node *n, const std::string &key) const;
 	void gpus(const Node *n, Config &cfg) const;
 	void slurm_weights(const Node *n, SlurmWeights &out) const;
 
@@ -168,6 +172,36 @@ void Loader::table(const Node *n, const std::string &key, PerTenantTable &out, d
 	});
 }
 
+// A plain value, or one per partition and QOS with a default.
+template <class T>
+void Loader::keyed(const Node *n, const std::string &key, Keyed<T> &out,
+		   const std::function<T(const Node *, const std::string &)> &one) const
+{
+	if (n->type == YAML_SCALAR_NODE) {
+		out.plain = one(n, key);
+		return;
+	}
+	each(n, key, [&](const std::string &kind, Node *v) {
+		if (kind == "default")
+			out.plain = one(v, key + ".default");
+		else if (kind == "partition" || kind == "qos")
+			each(v, key + "." + kind, [&](const std::string &name, Node *w) {
+				(kind == "partition" ? out.partition : out.qos)[name] = one(w, key + "." + kind + "." + name);
+			});
+		else
+			fail(v, "unknown key '" + kind + "' in '" + key + "'; use default, partition or qos");
+	});
+}
+
+Request Loader::request(const Node *n, const std::string &key) const
+{
+	std::string s = scalar(n, key), why;
+	auto r = parse_request(s, why);
+	if (!r || s.empty())
+		fail(n, "'" + key + "' must be " + accepted_values + ", not '" + s + "'");
+	return *r;
+}
+
 void Loader::gpus(const Node *n, Config &cfg) const
 {
 	if (n->type != YAML_SEQUENCE_NODE)
@@ -242,7 +276,11 @@ void Loader::load(Config &cfg)
 		else if (key == "min_share")
 			table(v, key, cfg.policy.min_share, 0, 1);
 		else if (key == "max_oversub")
-			cfg.policy.max_oversub = number(v, key, 1, 64);
+			keyed<double>(v, key, cfg.policy.max_oversub,
+				      [&](const Node *w, const std::string &k) { return number(w, k, 1, 64); });
+		else if (key == "default_oversub")
+			keyed<Request>(v, key, cfg.policy.default_oversub,
+				       [&](const Node *w, const std::string &k) { return request(w, k); });
 		else if (key == "over_ceiling")
 			cfg.policy.over_ceiling = choice<Ceiling>(v, key, {{"clamp", Ceiling::clamp}, {"refuse", Ceiling::refuse}});
 		else if (key == "chunk_size") {
@@ -366,28 +404,6 @@ Config load_config(const std::string &path)
 		throw ConfigError(std::string(e.what()) + " (the policy file)");
 	}
 	return parse_config(text, path);
-}
-
-std::vector<std::string> restart_only_changes(const StartSettings &running, const StartSettings &next)
-{
-	std::vector<std::string> changed;
-	auto check = [&](bool same, const char *key) {
-		if (!same)
-			changed.push_back(key);
-	};
-	check(running.socket == next.socket, "socket");
-	check(running.state_dir == next.state_dir, "state_dir");
-	check(running.engine == next.engine, "engine");
-	check(running.chunk_size == next.chunk_size, "chunk_size");
-	check(running.random_chunks == next.random_chunks, "chunk_selection");
-	check(running.order_timeout_ns == next.order_timeout_ns, "order_timeout");
-	check(running.advice_persist_ns == next.advice_persist_ns, "advice.persist");
-	check(running.return_batch == next.return_batch, "return_batch");
-	check(running.reserve == next.reserve, "reserve");
-	check(running.fairness == next.fairness, "fairness (to or from fcfs or static)");
-	check(running.simulated_gpus == next.simulated_gpus, "simulated_gpus");
-	// The cadences are not in the file: they never differ.
-	return changed;
 }
 
 } // namespace gos::config

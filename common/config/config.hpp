@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/config/oversub.hpp"
+
 namespace gos::config {
 
 class ConfigError : public std::runtime_error {
@@ -55,7 +57,7 @@ struct StartSettings {
 	std::string state_dir = "/var/lib/gpuoversub";
 	EngineMode engine = EngineMode::auto_;
 	Fairness fairness = Fairness::weighted;
-	std::uint64_t chunk_size = 2ULL << 20;
+	std::uint64_t chunk_size = 32ULL << 20;	// the shipped policy's; 2M is slow on current GPUs
 	bool random_chunks = false;		// GPUswap random instead of priority
 	std::uint64_t order_timeout_ns = 10'000'000'000ULL;
 	std::uint64_t advice_persist_ns = 10'000'000'000ULL;	// 0 = no throttle
@@ -73,7 +75,8 @@ struct Policy {
 	PerTenantTable weights;
 	SlurmWeights slurm_weights;
 	PerTenantTable min_share;		// fractions of a GPU, 0..1
-	double max_oversub = 4;			// ceiling on --gpu-mem-oversub=FACTOR
+	Keyed<double> max_oversub{4, {}, {}};		// ceiling on --gpu-mem-oversub=FACTOR
+	Keyed<Request> default_oversub;		// a job's value when it gives none: off
 	Ceiling over_ceiling = Ceiling::clamp;
 	std::uint64_t return_interval_ns = 50'000'000;
 	bool balloon = true;

@@ -13,6 +13,19 @@ std::string who_ran(const nlohmann::json &rank)
 	return rk < 0 ? "process " + std::to_string(pid) : "rank " + std::to_string(rk) + " (pid " + std::to_string(pid) + ")";
 }
 
+std::string weights_text(const nlohmann::json &r)
+{
+	std::ostringstream s;
+	for (const auto &w : r.value("weights", nlohmann::json::array())) {
+		s << "  GPU " << w["gpu"].get<unsigned>() << " weight " << w["nominal"].get<double>() << ":";
+		for (const auto &f : w["derivation"])
+			s << " " << f["fact"].get<std::string>() << " x" << f["factor"].get<double>() << " ("
+			  << f["why"].get<std::string>() << ");";
+		s << "\n";
+	}
+	return s.str();
+}
+
 std::string report_summary(const nlohmann::json &r)
 {
 	std::ostringstream s;
@@ -29,13 +42,7 @@ std::string report_summary(const nlohmann::json &r)
 	s << line;
 	s << "  throttled " << r["throttle_events"].get<std::uint64_t>() << " times, advice given "
 	  << r["advice_events"].get<std::uint64_t>() << " times\n";
-	for (const auto &w : r.value("weights", nlohmann::json::array())) {
-		s << "  GPU " << w["gpu"].get<unsigned>() << " weight " << w["nominal"].get<double>() << ":";
-		for (const auto &f : w["derivation"])
-			s << " " << f["fact"].get<std::string>() << " x" << f["factor"].get<double>() << " ("
-			  << f["why"].get<std::string>() << ");";
-		s << "\n";
-	}
+	s << weights_text(r);
 	for (const auto &rk : r["ranks"])
 		s << "  " << who_ran(rk) << ": "
 		  << rk["allocs"].get<std::uint64_t>() << " allocations, " << format_bytes(rk["bytes_allocated"])

@@ -10,6 +10,9 @@
 namespace gos::gpud {
 
 std::string report_summary(const nlohmann::json &report);
+// Each GPU's weight and the factors that made it, one line per GPU: part of
+// the summary, and of `gpuoversubctl report`.
+std::string weights_text(const nlohmann::json &report);
 // "rank 3 (pid 812)", or "process 812" where no MPI rank is known.
 std::string who_ran(const nlohmann::json &rank);
 std::string report_compact(const nlohmann::json &report);

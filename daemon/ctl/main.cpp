@@ -110,6 +110,11 @@ void print_job_line(const json &r)
 void print_explain(const json &e)
 {
 	print_job_line(e);
+	const json &o = e["oversub"];
+	std::printf("--gpu-mem-oversub %s; ceiling on FACTOR %g (%s); a job here that gives none gets %s (%s)\n",
+		    o["asked"].get<std::string>().c_str(), o["ceiling"].get<double>(),
+		    o["ceiling_from"].get<std::string>().c_str(), o["default"].get<std::string>().c_str(),
+		    o["default_from"].get<std::string>().c_str());
 	for (const auto &g : e["gpus"]) {
 		std::printf("GPU %u: weight %.2f", g["gpu"].get<unsigned>(), g["weight"].get<double>());
 		for (const auto &s : g["derivation"])	// the factors, multiplied
@@ -135,6 +140,7 @@ void print_report(const json &r)
 		    r["alloc_latency_us"]["p99"].get<double>(), r["alloc_latency_us"]["count"].get<unsigned long long>());
 	std::printf("  throttled %llu time(s), advice %llu time(s)\n", r["throttle_events"].get<unsigned long long>(),
 		    r["advice_events"].get<unsigned long long>());
+	std::fputs(gos::gpud::weights_text(r).c_str(), stdout);
 	for (const auto &k : r["ranks"])
 		std::printf("  %s: %llu allocations, %s allocated, %s evicted, %s returned\n", gos::gpud::who_ran(k).c_str(),
 			    k["allocs"].get<unsigned long long>(),

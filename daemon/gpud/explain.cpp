@@ -26,7 +26,7 @@ std::pair<std::string, double> share_reason(const gos_tenant_stats &ts)
 
 } // namespace
 
-nlohmann::json Views::explain(const Job &job, const nlohmann::json &weights)
+nlohmann::json Views::explain(const Job &job, const nlohmann::json &weights, const nlohmann::json &oversub)
 {
 	nlohmann::json gpus = nlohmann::json::array();
 	std::size_t i = 0;
@@ -42,7 +42,7 @@ nlohmann::json Views::explain(const Job &job, const nlohmann::json &weights)
 		gpus.push_back(std::move(w));
 	}
 	return {{"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
-		{"qos", job.qos}, {"gpus", gpus}};
+		{"qos", job.qos}, {"oversub", oversub}, {"gpus", gpus}};
 }
 
 } // namespace gos::gpud

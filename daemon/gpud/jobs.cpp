@@ -183,6 +183,15 @@ Job job_from_json(const nlohmann::json &j)
 	return job;
 }
 
+namespace {
+
+config::Chosen<double> ceiling_for(const config::Config &cfg, const Job &job)
+{
+	return config::choose(cfg.policy.max_oversub, "max_oversub", job.partition, job.qos);
+}
+
+} // namespace
+
 JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm)
 {
 	JobPolicy p;
@@ -190,8 +199,22 @@ JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gp
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
 	if (job.factor_milli)
-		p.factor = std::min(job.factor_milli / 1000.0, cfg.policy.max_oversub);
+		p.factor = std::min(job.factor_milli / 1000.0, ceiling_for(cfg, job).value);
 	return p;
+}
+
+nlohmann::json oversub_json(const config::Config &cfg, const Job &job)
+{
+	using Kind = config::Request::Kind;
+	config::Request asked{job.factor_milli ? Kind::factor : job.size_limit ? Kind::size : Kind::on,
+			      job.factor_milli / 1000.0, job.size_limit};
+	auto ceiling = ceiling_for(cfg, job);
+	auto fallback = config::choose(cfg.policy.default_oversub, "default_oversub", job.partition, job.qos);
+	return {{"asked", asked.text()},
+		{"ceiling", ceiling.value},
+		{"ceiling_from", ceiling.entry},
+		{"default", fallback.value.text()},
+		{"default_from", fallback.entry}};
 }
 
 nlohmann::json weight_json(const Weight &w)

@@ -133,6 +133,9 @@ struct JobPolicy {
 JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm);
 // The weight's derivation, as explain and the report show it.
 nlohmann::json weight_json(const Weight &w);
+// What the job asks of --gpu-mem-oversub, and the policy entries that give
+// its ceiling and the default of its partition and QOS, for explain.
+nlohmann::json oversub_json(const config::Config &cfg, const Job &job);
 // Every GPU's weight derivation, for the job's report.
 nlohmann::json weights_json(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm);
 

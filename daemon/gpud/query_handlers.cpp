@@ -28,7 +28,7 @@ Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
 	if (s.peer.uid != 0 && s.peer.uid != job->uid)
 		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
-	return {0, {}, views_.explain(*job, ledger_.weights(*job)).dump()};
+	return {0, {}, views_.explain(*job, ledger_.weights(*job), oversub_json(cfg_, *job)).dump()};
 }
 
 // A running job's report so far, or an ended job's from the report directory.
@@ -41,7 +41,9 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 	if (const Job *job = ledger_.find(req.job_id)) {
 		if (!may_read_job(s.peer, job->uid))
 			return {-EACCES, refused, {}};
-		return {0, {}, build_report(ledger_.folded(*job), {}, gpus_).dump()};
+		nlohmann::json rep = build_report(ledger_.folded(*job), {}, gpus_);
+		rep["weights"] = ledger_.weights(*job);	// as the final report has them
+		return {0, {}, rep.dump()};
 	}
 	std::ifstream in(cfg_.policy.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
 	if (!in)

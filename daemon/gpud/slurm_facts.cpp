@@ -208,11 +208,12 @@ void SlurmFacts::note(Kind &k, const std::string &name, const std::string &why, 
 	k.failure = why;
 }
 
-std::string SlurmFacts::why(const Kind &k, const std::string &what) const
+// Each fact's own reason: why its value is stale or missing.
+std::string SlurmFacts::why(const Kind &k, bool found, const std::string &what) const
 {
-	if (k.failure.empty())
-		return "";
-	return what + (k.read ? " is the last value read; " : " unknown: ") + k.failure;
+	if (found)
+		return k.failure.empty() ? "" : "the last value read; " + k.failure;
+	return k.failure.empty() ? "Slurm has no such " + what : k.failure;
 }
 
 SlurmPriorities SlurmFacts::lookup(const std::string &partition, const std::string &qos, const std::string &account,
@@ -220,27 +221,20 @@ SlurmPriorities SlurmFacts::lookup(const std::string &partition, const std::stri
 {
 	std::lock_guard lock(mu_);
 	SlurmPriorities p;
-	std::vector<std::string> reasons;
-	auto find = [&](const auto &cached, const auto &key, auto &out, const Kind &k, const std::string &what) {
+	auto find = [&](const auto &cached, const auto &key, auto &out, std::string &reason, const Kind &k,
+			const std::string &what) {
 		auto it = cached.find(key);
 		if (it != cached.end())
 			out = it->second;
-		if (std::string stale = why(k, what); !stale.empty())
-			reasons.push_back(stale);
-		else if (it == cached.end())
-			reasons.push_back(what + " unknown to Slurm");
+		reason = why(k, it != cached.end(), what);
 	};
-	auto shown = [](const std::string &name) { return name.empty() ? std::string("(none)") : "'" + name + "'"; };
 	if (settings_.partition_factor)
-		find(partition_factor_, partition, p.partition_factor, partitions_kind_,
-		     "PriorityJobFactor of partition " + shown(partition));
+		find(partition_factor_, partition, p.partition_factor, p.partition_reason, partitions_kind_, "partition");
 	if (settings_.qos_priority)
-		find(qos_priority_, qos, p.qos_priority, qos_kind_, "Priority of QOS " + shown(qos));
+		find(qos_priority_, qos, p.qos_priority, p.qos_reason, qos_kind_, "QOS");
 	if (settings_.fairshare)
-		find(fairshare_, std::pair(account, user), p.fairshare, fairshare_kind_,
-		     "fair-share factor of account " + shown(account) + " uid " + std::to_string(user));
-	for (const auto &r : reasons)
-		p.reason += (p.reason.empty() ? "" : "; ") + r;
+		find(fairshare_, std::pair(account, user), p.fairshare, p.fairshare_reason, fairshare_kind_,
+		     "association (account and user)");
 	return p;
 }
 

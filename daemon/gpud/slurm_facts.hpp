@@ -100,7 +100,7 @@ private:
 	void take(const SlurmReading &r, std::map<std::pair<std::string, uid_t>, double> fairshare);
 	void take_jobs(const SlurmReading &r, const std::set<std::uint64_t> &asked);
 	void note(Kind &k, const std::string &name, const std::string &why, const char *meanwhile = nullptr);
-	std::string why(const Kind &k, const std::string &what) const;
+	std::string why(const Kind &k, bool found, const std::string &what) const;
 
 	Reader reader_;
 	Logger log_;

@@ -23,7 +23,7 @@ public:
 	nlohmann::json jobs();
 	// A job's weights and entitlements, with why (explain.cpp).
 	// weights: the job's, from JobLedger::weights.
-	nlohmann::json explain(const Job &job, const nlohmann::json &weights);
+	nlohmann::json explain(const Job &job, const nlohmann::json &weights, const nlohmann::json &oversub);
 
 private:
 	const Discovery &discovery_;

@@ -34,18 +34,20 @@ WeightStep shards_step(bool counted, const ShardHolding &s)
 			(s.held == s.total ? " (the whole GPU)" : "")};
 }
 
-// A YAML entry for the job's name, else the Slurm fact when counted.
+// A YAML entry for the job's name, else the Slurm fact when counted; `why`
+// is the fact's own reason, for a missing or a stale value.
 WeightStep priority_step(const std::string &fact, const std::map<std::string, double> &yaml, const std::string &name,
 			 const std::string &slurm_name, bool counted, std::optional<double> slurm_value,
-			 const std::string &missing)
+			 const std::string &why)
 {
 	if (auto it = yaml.find(name); it != yaml.end())
 		return {fact, it->second, "weights." + fact + "." + name + " in the policy file (wins over Slurm's " + slurm_name + ")"};
 	if (!counted)
 		return {fact, 1, shown(name) + ": no weights." + fact + " entry; Slurm's " + slurm_name + " not counted"};
 	if (!slurm_value)
-		return {fact, 1, shown(name) + ": Slurm's " + slurm_name + " unknown" + (missing.empty() ? "" : ": " + missing)};
-	return {fact, *slurm_value, shown(name) + ": Slurm's " + slurm_name + " " + text(*slurm_value)};
+		return {fact, 1, shown(name) + ": Slurm's " + slurm_name + " unknown" + (why.empty() ? "" : ": " + why)};
+	return {fact, *slurm_value,
+		shown(name) + ": Slurm's " + slurm_name + " " + text(*slurm_value) + (why.empty() ? "" : " (" + why + ")")};
 }
 
 // Slurm's defaults include 0 (a QOS's Priority): a weight of 0 would starve.
@@ -65,18 +67,18 @@ Weight weigh(const config::Policy &policy, const WeightInputs &in)
 		w.steps.push_back({"fairness", 1, "fairness: equal gives every job weight 1"});
 	} else {
 		const auto &on = policy.slurm_weights;
-		const std::string &why = in.priorities.reason;
+		const SlurmPriorities &slurm = in.priorities;
 		std::optional<double> fairshare;
-		std::string fairshare_why = why;
-		if (double f = in.priorities.fairshare.value_or(0); in.priorities.fairshare && !(f >= 0 && f <= 1))
+		std::string fairshare_why = slurm.fairshare_reason;
+		if (double f = slurm.fairshare.value_or(0); slurm.fairshare && !(f >= 0 && f <= 1))
 			fairshare_why = "garbled: " + text(f) + " is not within 0..1";
-		else if (in.priorities.fairshare)
+		else if (slurm.fairshare)
 			fairshare = std::max(f, 0.01);	// the engine's least weight
 		w.steps = {shards_step(on.shards, in.shards),
 			   priority_step("partition", policy.weights.partition, in.partition, "PriorityJobFactor",
-					 on.partition_factor, at_least_one(in.priorities.partition_factor), why),
+					 on.partition_factor, at_least_one(slurm.partition_factor), slurm.partition_reason),
 			   priority_step("qos", policy.weights.qos, in.qos, "QOS Priority", on.qos_priority,
-					 at_least_one(in.priorities.qos_priority), why),
+					 at_least_one(slurm.qos_priority), slurm.qos_reason),
 			   priority_step("account", policy.weights.account, in.account, "fair-share factor", on.fairshare,
 					 fairshare, fairshare_why)};
 	}

@@ -23,12 +23,13 @@
 namespace gos::gpud {
 
 // What Slurm says about a job, as the facts cache last knew it. Each value is optional: unknown
-// (slurmctld down and nothing cached, an unknown QOS) leaves it empty, with the reason.
+// (slurmctld down and nothing cached, an unknown QOS) leaves it empty, with the reason. Each
+// reason is its own fact's: why the value is missing, or stale; empty if neither.
 struct SlurmPriorities {
 	std::optional<std::uint32_t> partition_factor;	// PriorityJobFactor of the job's partition
 	std::optional<std::uint32_t> qos_priority;	// Priority of the job's QOS
 	std::optional<double> fairshare;		// association's fair-share factor, 0..1
-	std::string reason;				// why a value is missing or stale; empty if none
+	std::string partition_reason, qos_reason, fairshare_reason;
 };
 
 // The shards a job holds on one GPU, from its step registration. A job

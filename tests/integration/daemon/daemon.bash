@@ -11,6 +11,7 @@ daemon_up() {
 socket: $D/s.sock
 state_dir: $D/state
 reports: {dir: $D/reports}
+chunk_size: 2M
 simulated_gpus:
   - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
 ${1:-}

@@ -75,7 +75,7 @@ void DaemonUnderTest::write_policy(const std::string &extra_yaml)
 {
 	std::ofstream p(policy);
 	p << "socket: " << socket << "\nstate_dir: " << state_dir << "\nreports: {dir: " << report_dir << "}\n"
-	  << "reserve: 0\n";
+	  << "reserve: 0\nchunk_size: 2M\n";	// the tests' sizes are counted in 2M chunks
 	if (extra_yaml.find("simulated_gpus") == std::string::npos)
 		p << "simulated_gpus:\n  - {memory: 1G, numa_node: 0, pci_bus_id: '0000:17:00.0'}\n";
 	p << extra_yaml;

@@ -3,7 +3,10 @@
 #define BOOST_TEST_MODULE explain
 #include <boost/test/unit_test.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 #include "common/proto/client.hpp"
 #include "daemon_harness.hpp"
@@ -26,6 +29,22 @@ void register_shards(DaemonUnderTest &d, std::uint64_t job, std::uint32_t held, 
 	std::strncpy(s.partition, "gpu", sizeof s.partition - 1);
 	std::string why;
 	BOOST_REQUIRE_MESSAGE(d.request(GOS_REQ_STEP_REGISTER, &s, sizeof s, &why) == 0, why);
+}
+
+// What gpuoversubctl prints for `COMMAND JOB` (report, explain).
+std::string ctl_text(DaemonUnderTest &d, const std::string &command, std::uint64_t job)
+{
+	const char *build = std::getenv("BUILD");
+	std::string cmd = std::string(build && *build ? build : "build") + "/bin/gpuoversubctl --socket " + d.socket +
+			  " " + command + " " + std::to_string(job) + " 2>&1";
+	std::string out;
+	FILE *p = ::popen(cmd.c_str(), "r");
+	BOOST_REQUIRE(p);
+	char buf[4096];
+	for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
+		out.append(buf, n);
+	BOOST_TEST(::pclose(p) == 0, out);
+	return out;
 }
 
 json explain(DaemonUnderTest &d, std::uint64_t job)
@@ -53,6 +72,9 @@ BOOST_AUTO_TEST_CASE(shards_set_the_weights_and_explain_says_how)
 	// No Slurm here: the QOS Priority counts but was never read, and says why.
 	BOOST_TEST(g["derivation"][2]["why"].get<std::string>().rfind("(none): Slurm's QOS Priority unknown", 0) == 0,
 		   g["derivation"][2]["why"]);
+	// ... its own reason only, not the partition's too.
+	BOOST_TEST(g["derivation"][2]["why"].get<std::string>().find("PriorityJobFactor") == std::string::npos,
+		   g["derivation"][2]["why"]);
 	BOOST_TEST(g["entitlement_why"] == "asks for no more than its weighted share: entitled to all it asks");
 }
 
@@ -79,4 +101,23 @@ BOOST_AUTO_TEST_CASE(explain_refuses_unknown_jobs_and_other_users)
 		auto rep = gos::proto::Client(d.socket).call(GOS_REQ_EXPLAIN, gos_req_job{1});
 		return rep.status == -EACCES && rep.error == "job 1 belongs to another user";
 	}));
+}
+
+BOOST_AUTO_TEST_CASE(gpuoversubctl_prints_the_derivation_in_report_and_explain)
+{
+	DaemonUnderTest d("");
+	register_shards(d, 1, 3, 4);
+	std::string derivation = "  GPU 0 weight 0.75: shards x0.75 (3 of 4 shards); partition x1 (gpu: ";
+	std::string running = ctl_text(d, "report", 1);
+	BOOST_TEST(running.find(derivation) != std::string::npos, running);
+	gos_req_job end{1};
+	BOOST_REQUIRE(d.request(GOS_REQ_JOB_END, &end, sizeof end) == 0);
+	BOOST_REQUIRE(eventually([&] { return std::ifstream(d.report_dir + "/job-1.json").good(); }));
+	std::string ended = ctl_text(d, "report", 1);	// from the report file
+	BOOST_TEST(ended.find(derivation) != std::string::npos, ended);
+	register_shards(d, 2, 1, 4);
+	std::string explained = ctl_text(d, "explain", 2);
+	BOOST_TEST(explained.find("--gpu-mem-oversub on; ceiling on FACTOR 4 (max_oversub); a job here that gives "
+				  "none gets off (default_oversub)") != std::string::npos,
+		   explained);
 }

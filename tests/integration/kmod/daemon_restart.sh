@@ -13,6 +13,7 @@ state_dir: /var/lib/gos
 reports: {dir: /var/log/gos}
 engine: kernel
 reserve: 0
+chunk_size: 2M
 balloon: {enabled: false}
 order_timeout: 5s
 simulated_gpus:

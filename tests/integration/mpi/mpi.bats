@@ -13,6 +13,7 @@ socket: $D/sock
 state_dir: $D/state
 reports: {dir: $D/reports}
 reserve: 0
+chunk_size: 2M
 return_interval: 50ms
 advice: {persist: 1s}
 simulated_gpus:

@@ -94,6 +94,7 @@ socket: $GOS_SOCK
 state_dir: $GOS_DIR/gos-state
 reports: {dir: $GOS_DIR/reports, admin_comment: false}
 reserve: 0
+chunk_size: 2M
 return_interval: 50ms
 max_oversub: 4
 over_ceiling: clamp

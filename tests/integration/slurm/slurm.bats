@@ -66,6 +66,25 @@ demand_is() { [ "$(demand)" -eq "$1" ]; }
 	[[ "$output" == *"refused: this cluster allows a factor of at most 4"* ]]
 }
 
+# The job's ceiling as explain gives it: asked, ceiling, entry, and the GPU's limit in MiB.
+oversub_of() { ctl --json explain "$1" | python3 -c 'import json,sys; e = json.load(sys.stdin); o = e["oversub"]; print(o["asked"], o["ceiling"], o["ceiling_from"], e["gpus"][0]["limit"] >> 20)'; }
+
+@test "a partition's max_oversub caps its jobs' factor where the job runs, and explain names the entry" {
+	sed -i 's/^max_oversub: .*/max_oversub: {default: 4, partition: {debug: 2}}/' "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop && gos_daemon_start
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	# At submit the partition is not known yet: 3 is within the plain ceiling.
+	id=$(submit --gres=shard:1 --gpu-mem-oversub=3 --wrap "{ echo 'alloc b1 32'; timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp")
+	wait_until 30 tenant "$id"
+	# In the job's step the plugin capped 3 to debug's 2: twice the GPU's 256 MiB.
+	[ "$(oversub_of "$id")" = "2 2.0 max_oversub.partition.debug 512" ]
+	ctl explain "$id" | grep -q "^--gpu-mem-oversub 2; ceiling on FACTOR 2 (max_oversub.partition.debug)"
+	touch "$release"
+	[ "$(job_wait "$id")" = COMPLETED ]
+	sed -i 's/^max_oversub: .*/max_oversub: 4/' "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop && gos_daemon_start
+}
+
 @test "the task gets the agent in LD_PRELOAD and the daemon's socket; a job without the option is untouched" {
 	id=$(submit --gres=shard:1 --gpu-mem-oversub=2 --wrap 'echo "PRELOAD=$LD_PRELOAD"; echo "SOCK=$GPUOVERSUB_SOCKET"')
 	[ "$(job_wait "$id")" = COMPLETED ]
@@ -182,7 +201,7 @@ PY
 }
 
 @test "shards weigh: shard:3 and shard:1 jobs end resident 3:1 under pressure, within one chunk each" {
-	# 2M chunks (the test's policy says no chunk_size): one chunk is the tolerance.
+	# 2M chunks (the harness's policy): one chunk is the tolerance.
 	a=$(submit --gres=shard:3 --gpu-mem-oversub "$(job_script shard3 8 30)")	# 256 MiB each, 512 of 256
 	b=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script shard1 8 30)")
 	wait_until 60 settled "$a" "$b" $((256 << 20))

@@ -91,6 +91,7 @@ struct Node {
 		cfg.start.state_dir = (dir / "state").string();
 		cfg.policy.report_dir = (dir / "reports").string();
 		cfg.start.reserve = 0;
+		cfg.start.chunk_size = 2 * MiB;	// the module's
 		cfg.policy.balloon = false;
 	}
 	~Node() { std::filesystem::remove_all(dir); }

@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(c.start.chunk_size == 4u << 20);
 	BOOST_TEST(c.policy.return_interval_ns == 20'000'000u);
 	BOOST_TEST(c.start.order_timeout_ns == 2'000'000'000u);
-	BOOST_TEST(c.policy.max_oversub == 2.5);
+	BOOST_TEST(c.policy.max_oversub.plain == 2.5);	// a plain number, as before
 	BOOST_TEST(c.policy.weights.partition.at("gpu") == 2.0);
 	BOOST_TEST(c.policy.min_share.account.at("phys") == 0.25);
 	BOOST_TEST(c.policy.balloon_period_ns == 1'000'000'000u);
@@ -55,6 +55,7 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_REQUIRE_EQUAL(c.start.simulated_gpus.size(), 1u);
 	BOOST_TEST(c.start.simulated_gpus[0].numa_node == 1);
 	BOOST_TEST((config::parse_config("", "empty.yaml").start.fairness == config::Fairness::weighted));
+	BOOST_TEST(config::parse_config("", "empty.yaml").start.chunk_size == 32u << 20);	// the shipped policy's
 	BOOST_TEST(!config::parse_config("", "empty.yaml").policy.equal_weights);
 	config::Config ident = config::parse_config("slurm_cgroup: /slurm.scope\nmax_buffers_per_job: 100\n", "i.yaml");
 	BOOST_TEST(ident.policy.slurm_cgroup == "/slurm.scope");

@@ -211,13 +211,14 @@ BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
 	BOOST_TEST(*p.partition_factor == 4u);
 	BOOST_TEST(*p.qos_priority == 300u);
 	BOOST_TEST(!p.fairshare);	// off by default
-	BOOST_TEST(p.reason.empty());
+	BOOST_TEST((p.partition_reason + p.qos_reason + p.fairshare_reason).empty());
 	p = facts.lookup("debug", "nosuch", "acct1", 0);
 	BOOST_TEST(*p.partition_factor == 1u);
+	BOOST_TEST(p.partition_reason.empty());
 	BOOST_TEST(!p.qos_priority);
-	BOOST_TEST(p.reason == "Priority of QOS 'nosuch' unknown to Slurm");
+	BOOST_TEST(p.qos_reason == "Slurm has no such QOS");
 	p = facts.lookup("debug", "", "", 0);
-	BOOST_TEST(p.reason == "Priority of QOS (none) unknown to Slurm");
+	BOOST_TEST(p.qos_reason == "Slurm has no such QOS");
 	BOOST_TEST(log.count() == 0u);
 	BOOST_TEST(facts.generation() == 1u);
 }
@@ -231,8 +232,9 @@ BOOST_FIXTURE_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_r
 	gpud::SlurmPriorities p = facts.lookup("gpu", "high", "", 0);
 	BOOST_TEST(*p.partition_factor == 4u);	// kept
 	BOOST_TEST(*p.qos_priority == 500u);	// read anew
-	BOOST_TEST(p.reason == "PriorityJobFactor of partition 'gpu' is the last value read; "
-			       "slurmctld: Unable to contact slurm controller (connect failure)");
+	// Each fact says its own reason: the QOS, read anew, has none.
+	BOOST_TEST(p.partition_reason == "the last value read; slurmctld: Unable to contact slurm controller (connect failure)");
+	BOOST_TEST(p.qos_reason.empty());
 	BOOST_TEST(log.count() == 1u);
 	BOOST_TEST(log.lines[0] == "Slurm facts: cannot read partitions (slurmctld: Unable to contact slurm controller "
 				   "(connect failure)); the last values read stay");
@@ -241,7 +243,7 @@ BOOST_FIXTURE_TEST_CASE(when_slurm_is_unreachable_the_last_values_stay_and_the_r
 	slurm.push(healthy);
 	read_again(facts, w);
 	read_again(facts, w);
-	BOOST_TEST(facts.lookup("gpu", "high", "", 0).reason.empty());
+	BOOST_TEST(facts.lookup("gpu", "high", "", 0).partition_reason.empty());
 	BOOST_TEST(log.count() == 2u);
 	BOOST_TEST(log.lines[1] == "Slurm facts: partitions read again");
 }
@@ -273,7 +275,8 @@ BOOST_AUTO_TEST_CASE(a_reader_that_fails_leaves_every_value_unknown_with_its_rea
 	gpud::SlurmPriorities p = facts.lookup("debug", "normal", "", 0);
 	BOOST_TEST(!p.partition_factor);
 	BOOST_TEST(!p.qos_priority);
-	BOOST_TEST(p.reason.find("PriorityJobFactor of partition 'debug' unknown: cannot run /nowhere") == 0u);
+	BOOST_TEST(p.partition_reason.rfind("cannot run /nowhere", 0) == 0u);
+	BOOST_TEST(p.qos_reason.rfind("cannot run /nowhere", 0) == 0u);
 	BOOST_TEST(log.count() == 2u);	// partitions and qos, each once
 	BOOST_TEST(facts.generation() == 0u);
 }
@@ -293,9 +296,9 @@ BOOST_AUTO_TEST_CASE(fairshare_is_asked_for_only_when_switched_on_and_keyed_by_u
 	gpud::SlurmPriorities p = facts.lookup("gpu", "high", "acct1", 0);	// root
 	BOOST_TEST(*p.fairshare == 0.75);
 	BOOST_TEST(!p.partition_factor);	// switched off: not even a reason
-	BOOST_TEST(p.reason.empty());
+	BOOST_TEST((p.partition_reason + p.qos_reason + p.fairshare_reason).empty());
 	p = facts.lookup("gpu", "high", "acct2", 0);
-	BOOST_TEST(p.reason == "fair-share factor of account 'acct2' uid 0 unknown to Slurm");
+	BOOST_TEST(p.fairshare_reason == "Slurm has no such association (account and user)");
 	std::lock_guard lock(slurm.mu);
 	BOOST_TEST(slurm.fairshare_asked.front() == false);
 	BOOST_TEST(slurm.fairshare_asked.back() == true);

@@ -92,12 +92,20 @@ BOOST_AUTO_TEST_CASE(unknown_or_garbled_priorities_weigh_1_and_say_why)
 	auto all = policy("slurm_weights: {partition_factor: true, qos_priority: true, fairshare: true}");
 	auto in = job(4, 4);
 	in.qos = "";
-	in.priorities.reason = "slurmctld unreachable since 04:10; nothing cached";
+	in.priorities.partition_reason = "slurmctld: Unable to contact slurm controller";
+	in.priorities.qos_reason = "slurmdbd: Connection refused";
 	auto w = weigh(all, in);
 	BOOST_TEST(w.nominal == 1.0);
-	BOOST_TEST(step(w, "qos").why == "(none): Slurm's QOS Priority unknown: slurmctld unreachable since 04:10; nothing cached");
+	// Each fact says its own reason only.
+	BOOST_TEST(step(w, "partition").why == "gpu: Slurm's PriorityJobFactor unknown: slurmctld: Unable to contact slurm controller");
+	BOOST_TEST(step(w, "qos").why == "(none): Slurm's QOS Priority unknown: slurmdbd: Connection refused");
+	// A value kept from the last reading counts, and says it is stale.
+	in.priorities.partition_factor = 4;
+	in.priorities.partition_reason = "the last value read; slurmctld: Unable to contact slurm controller";
+	BOOST_TEST(step(weigh(all, in), "partition").why ==
+		   "gpu: Slurm's PriorityJobFactor 4 (the last value read; slurmctld: Unable to contact slurm controller)");
+	in.priorities = {};
 	in.priorities.fairshare = -0.5;
-	in.priorities.reason.clear();
 	w = weigh(all, in);
 	BOOST_TEST(w.nominal == 1.0);
 	BOOST_TEST(step(w, "account").why == "physics: Slurm's fair-share factor unknown: garbled: -0.5 is not within 0..1");

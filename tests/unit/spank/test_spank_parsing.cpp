@@ -3,11 +3,12 @@
 #define BOOST_TEST_MODULE spank_parsing
 #include <boost/test/unit_test.hpp>
 
+#include "common/config/oversub.hpp"
 #include "spank/plugstack_args.hpp"
-#include "spank/request.hpp"
 #include "spank/step_env.hpp"
 
 using namespace gos::spank;
+using namespace gos::config;
 
 BOOST_AUTO_TEST_CASE(option_values)
 {
@@ -41,33 +42,35 @@ BOOST_AUTO_TEST_CASE(option_values)
 BOOST_AUTO_TEST_CASE(the_ceiling_clamps_or_refuses_factors_only)
 {
 	std::string msg, why;
-	auto r = apply_ceiling(*parse_request("8", why), 4, false, msg);
+	Chosen<double> four{4, "max_oversub.partition.gpu"};
+	auto r = apply_ceiling(*parse_request("8", why), four, false, msg);
 	BOOST_TEST(r->factor == 4);
-	BOOST_TEST(msg.find("clamped") != std::string::npos);
-	BOOST_TEST(!apply_ceiling(*parse_request("8", why), 4, true, msg).has_value());
-	BOOST_TEST(msg.find("refused") != std::string::npos);
-	BOOST_TEST(apply_ceiling(*parse_request("3", why), 4, true, msg)->factor == 3);
+	BOOST_TEST(msg == "--gpu-mem-oversub=8 is clamped to this cluster's ceiling of 4 (max_oversub.partition.gpu)");
+	BOOST_TEST(!apply_ceiling(*parse_request("8", why), four, true, msg).has_value());
+	BOOST_TEST(msg == "--gpu-mem-oversub=8 is refused: this cluster allows a factor of at most 4 (max_oversub.partition.gpu)");
+	BOOST_TEST(apply_ceiling(*parse_request("3", why), four, true, msg)->factor == 3);
 	BOOST_TEST(msg.empty());
-	BOOST_TEST(apply_ceiling(*parse_request("900G", why), 4, true, msg).has_value());
+	BOOST_TEST(apply_ceiling(*parse_request("900G", why), four, true, msg).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(plugstack_arguments)
 {
 	const char *good[] = {"socket=/run/x.sock", "agent=/opt/g/lib/libgpuoversub.so", "mpi_hooks=never",
-			      "on_daemon_down=fail", "default=2", "report_admin_comment=yes", "config=/etc/g.yaml"};
-	auto a = parse_plugstack_args(7, const_cast<char **>(good), "/usr/lib/libgpuoversub.so");
+			      "on_daemon_down=fail", "report_admin_comment=yes", "config=/etc/g.yaml"};
+	auto a = parse_plugstack_args(6, const_cast<char **>(good), "/usr/lib/libgpuoversub.so");
 	BOOST_TEST(a.errors.empty());
 	BOOST_TEST(a.socket == "/run/x.sock");
 	BOOST_TEST(a.mpi_hooks_lib == "/opt/g/lib/libgpuoversub_mpi.so");
 	BOOST_TEST((a.mpi_hooks == MpiHooks::never));
 	BOOST_TEST(a.fail_when_daemon_down);
-	BOOST_TEST(a.default_request.factor_milli() == 2000u);
 	BOOST_TEST(a.report_admin_comment);
-	const char *bad[] = {"bogus=1", "socket=relative", "mpi_hooks=sometimes", "default=lots", "noequals",
-			     "on_daemon_down=maybe", "report_admin_comment=1", "default="};
-	auto b = parse_plugstack_args(8, const_cast<char **>(bad), "/usr/lib/libgpuoversub.so");
-	BOOST_TEST(b.errors.size() == 8u);
+	const char *bad[] = {"bogus=1", "socket=relative", "mpi_hooks=sometimes", "default=2", "noequals",
+			     "on_daemon_down=maybe", "report_admin_comment=1"};
+	auto b = parse_plugstack_args(7, const_cast<char **>(bad), "/usr/lib/libgpuoversub.so");
+	BOOST_TEST(b.errors.size() == 7u);
 	BOOST_TEST(b.errors[0].find("'bogus'") != std::string::npos);
+	// The option's default moved to the policy: the old argument says where.
+	BOOST_TEST(b.errors[3].find("'default=2' is ignored: the option's default is now the policy's default_oversub") != std::string::npos);
 	BOOST_TEST(b.agent == "/usr/lib/libgpuoversub.so");
 }
 

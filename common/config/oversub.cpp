@@ -1,4 +1,4 @@
-#include "spank/request.hpp"
+#include "common/config/oversub.hpp"
 
 #include <charconv>
 #include <cctype>
@@ -7,7 +7,7 @@
 
 #include "common/util/units.hpp"
 
-namespace gos::spank {
+namespace gos::config {
 
 const char *const accepted_values =
 	"on, off (any case), a FACTOR of the fair share such as 2, 1.5 or 2x, or a SIZE such as 40G (units K, M, G, T)";
@@ -22,12 +22,6 @@ std::string Request::text() const
 	case Kind::size: return format_bytes(size);
 	}
 	return "?";
-}
-
-std::string_view option_value(const char *optarg)
-{
-	std::string_view v = optarg ? optarg : "";
-	return v == "(null)" ? std::string_view() : v;
 }
 
 std::optional<Request> parse_request(std::string_view value, std::string &why)
@@ -69,24 +63,24 @@ std::optional<Request> parse_request(std::string_view value, std::string &why)
 	return r;
 }
 
-std::optional<Request> apply_ceiling(Request r, double max_factor, bool refuse, std::string &message)
+std::optional<Request> apply_ceiling(Request r, const Chosen<double> &ceiling, bool refuse, std::string &message)
 {
 	message.clear();
-	if (r.kind != Request::Kind::factor || r.factor <= max_factor)
+	if (r.kind != Request::Kind::factor || r.factor <= ceiling.value)
 		return r;
-	char buf[256];
+	char buf[384];
 	if (refuse) {
 		std::snprintf(buf, sizeof buf,
-			      "--gpu-mem-oversub=%g is refused: this cluster allows a factor of at most %g", r.factor,
-			      max_factor);
+			      "--gpu-mem-oversub=%g is refused: this cluster allows a factor of at most %g (%s)", r.factor,
+			      ceiling.value, ceiling.entry.c_str());
 		message = buf;
 		return std::nullopt;
 	}
-	std::snprintf(buf, sizeof buf, "--gpu-mem-oversub=%g is clamped to this cluster's ceiling of %g", r.factor,
-		      max_factor);
+	std::snprintf(buf, sizeof buf, "--gpu-mem-oversub=%g is clamped to this cluster's ceiling of %g (%s)", r.factor,
+		      ceiling.value, ceiling.entry.c_str());
 	message = buf;
-	r.factor = max_factor;
+	r.factor = ceiling.value;
 	return r;
 }
 
-} // namespace gos::spank
+} // namespace gos::config
