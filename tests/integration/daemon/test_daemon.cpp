@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(bad_policies_are_refused_at_start_and_on_reload)
 {
 	DaemonUnderTest bad("fairness: fair\n", false);
 	BOOST_CHECK_THROW(bad.start(), std::runtime_error);
-	BOOST_TEST(bad.log().find("gpuoversub.yaml:7:11: 'fairness' must be one of equal, fcfs, static, weighted") !=
+	BOOST_TEST(bad.log().find("gpuoversub.yaml:8:11: 'fairness' must be one of equal, fcfs, static, weighted") !=
 		   std::string::npos);
 
 	DaemonUnderTest nogpu("", false);
