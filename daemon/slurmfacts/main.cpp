@@ -37,12 +37,14 @@ std::string last_error()
 	return slurm_strerror(slurm_get_errno());
 }
 
-void partitions()
+// Each partition's PriorityJobFactor; slurmctld's error when it did not answer.
+std::string partitions()
 {
 	partition_info_msg_t *msg = nullptr;
 	if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-		std::printf("unavailable partitions slurmctld: %s\n", last_error().c_str());
-		return;
+		std::string why = "slurmctld: " + last_error();
+		std::printf("unavailable partitions %s\n", why.c_str());
+		return why;
 	}
 	for (std::uint32_t i = 0; i < msg->record_count; i++) {
 		const partition_info_t &p = msg->partition_array[i];
@@ -50,6 +52,7 @@ void partitions()
 			std::printf("partition %s %u\n", p.name, static_cast<unsigned>(p.priority_job_factor));
 	}
 	slurm_free_partition_info_msg(msg);
+	return "";
 }
 
 // Each list element through a typed callback.
@@ -182,11 +185,16 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	slurm_init(path.c_str());
-	partitions();
+	std::string slurmctld_down = partitions();
 	qos();
 	if (with_fairshare)
 		fairshare();
-	jobs(ids);
+	// Not asked again of a slurmctld that just failed to answer: each call
+	// would wait out its MessageTimeout, and the reading come that late.
+	if (slurmctld_down.empty())
+		jobs(ids);
+	else if (!ids.empty())
+		std::printf("unavailable jobs %s\n", slurmctld_down.c_str());
 	slurm_fini();
 	return 0;
 }

@@ -140,7 +140,9 @@ assert line["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (line, repor
 	before=$(tenant_field "$a" weight)
 	from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
 	kill "$(cat "$GOS_DIR/run/slurmctld.pid")"
-	wait_until 30 logged_since "$from" "Slurm facts: cannot read partitions (slurmctld: "
+	# libslurm waits out MessageTimeout (10 s) before it gives up on slurmctld,
+	# and a reading begun before the kill may wait once more.
+	wait_until 60 logged_since "$from" "Slurm facts: cannot read partitions (slurmctld: "
 	[ "$(tenant_field "$a" weight)" = "$before" ]
 	"${detached[@]}" slurmctld </dev/null >/dev/null 2>&1	# recovers the running jobs
 	wait_until 30 logged_since "$from" "Slurm facts: partitions read again"
