@@ -1,6 +1,5 @@
 // Steps, tasks and job ends from the SPANK plugin.
 #include <algorithm>
-#include <optional>
 #include <set>
 
 #include "common/util/log.hpp"
@@ -132,8 +131,7 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 		return {-ESRCH, "no process " + std::to_string(pid) + " to register as a task of job " +
 					std::to_string(job->id), {}};
 	// What a record that cannot be saved takes back.
-	auto before_task = job->tasks.find(pid);
-	std::optional<Task> was = before_task == job->tasks.end() ? std::nullopt : std::optional(before_task->second);
+	auto was_tasks = job->tasks;
 	auto was_registered = job->registered;
 	auto was_cgroup = job->cgroup;
 	ledger_.add_task(*job, pid, Task{now->start, req.step_id});
@@ -143,10 +141,7 @@ Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
 	// A task the daemon could not save would be lost by a restart: the
 	// plugin hears so now, rather than success, and nothing of it stays.
 	if (auto why = ledger_.save(*job); !why.empty()) {
-		if (was)
-			job->tasks[pid] = *was;
-		else
-			job->tasks.erase(pid);
+		job->tasks = std::move(was_tasks);
 		job->registered = was_registered;
 		job->cgroup = was_cgroup;
 		return {-EIO, "task " + std::to_string(pid) + " not saved, so not registered: " + why, {}};
