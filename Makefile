@@ -101,6 +101,7 @@ include kmod/kmod.mk
 include examples/examples.mk
 include bench/bench.mk
 include tests/fuzz/fuzz.mk
+include tests/integration/gpu/bundle/bundle.mk
 include man/man.mk
 # Last: its check rule's prerequisites are the CHECK_DEPS every fragment
 # above adds to (fuzz.mk's fuzz targets were left out when it came after).

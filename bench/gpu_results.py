@@ -1,38 +1,202 @@
 #!/usr/bin/env python3
-"""Writes the on-GPU figures of tests/integration/gpu/run.sh --bench into
-bench/RESULTS.md, between the bench_gpu markers, and those of the agent's
-reserve between the bench_gpu_reserve markers, as ratios to baselines
-measured in the same run."""
-import datetime
+"""gpu_results.py DIR RESULTS README: writes what tests/integration/gpu/run.sh
+(or the GPU bundle's run.sh, one subdirectory of DIR per stage) left in DIR
+into bench/RESULTS.md and the README's framework table, as ratios to the
+baselines measured in the same run. Each section is written only from the
+stages that ran; the others keep their text. The files read:
+  gpu.tsv      KEY<TAB>VALUE: gpu, driver, card_mib, free_mib, capacity_mib, date
+  figures.tsv  KEY<TAB>VALUE: bw_*, alloc_*, evict_gbs, pinned_d2h_gbs, pagedos_*
+  lanes.out    lanes_bench's lines (lanes N evict GB/s return GB/s; pinned d2h h2d)
+  relief.tsv   the pressure-relief grid, one line per N, M
+  rows/*.json  the compatibility matrix's rows (row_report.py); rows/skipped.tsv
+  stages.tsv   the bundle's stages: name, status, seconds, cap"""
+import glob
+import os
 import pathlib
+import re
 import subprocess
 import sys
 
-name, plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned, pagedos, reserve = sys.argv[1:10]
-plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned, reserve_alloc, reserve_bw, reserve_bw_alloc = map(
-    float, (plain_bw, agent_bw, plain_alloc, agent_alloc, evict, pinned, *sys.argv[10:13]))
-rows = [
-    ("Kernel bandwidth, agent-backed / cudaMalloc", f"{agent_bw:.1f} / {plain_bw:.1f} GB/s",
-     f"{agent_bw / plain_bw:.3f}", ">= 0.98"),
-    ("Added allocation latency (median, 64 MiB)", f"{agent_alloc:.1f} - {plain_alloc:.1f} us",
-     f"{agent_alloc - plain_alloc:.1f} us", "<= 20 us"),
-    ("Eviction (advise + prefetch to host) / pinned D2H copy", f"{evict:.1f} / {pinned:.1f} GB/s",
-     f"{evict / pinned:.3f}", ">= 0.80"),
-]
-body = [f"On-GPU benchmarks, {name}, {datetime.date.today()} (`make bench-gpu`).", "",
-        "| Measure | Figures | Ratio | Target |", "|---|---|---|---|"]
-body += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-body += ["", f"PILOT pageDoS co-runner at 150%: {pagedos}."]
-reserve_body = [
-    f"The agent's reserve (GPUOVERSUB_RESERVE={reserve}) against plain cudaMalloc, {name}, {datetime.date.today()}",
-    "(`make bench-gpu`, gpu_bench's alloc and bandwidth-reused).", "",
-    "| Measure | Figures | Ratio | Target |", "|---|---|---|---|",
-    f"| Allocation latency (median of 200 x 64 MiB), reserve / cudaMalloc | {reserve_alloc:.1f} / {plain_alloc:.1f} us"
-    f" | {reserve_alloc / plain_alloc:.2f} (added {reserve_alloc - plain_alloc:.1f} us) | <= 20 us added |",
-    f"| Kernel bandwidth over a reserve block (allocated in {reserve_bw_alloc:.1f} us) / cudaMalloc"
-    f" | {reserve_bw:.1f} / {plain_bw:.1f} GB/s | {reserve_bw / plain_bw:.3f} | >= 0.98 |",
-]
-for section, text in (("bench_gpu", body), ("bench_gpu_reserve", reserve_body)):
-    subprocess.run([sys.executable, str(pathlib.Path(__file__).with_name("results_section.py")), "bench/RESULTS.md",
-                    section, "\n".join(text)], check=True)
-    print("\n".join(text))
+HERE = pathlib.Path(__file__).parent
+# The README's framework table: its Program cell's start, per matrix row.
+README_ROWS = {
+    "torch-default": "PyTorch, default caching allocator",
+    "torch-expandable": "PyTorch, `expandable_segments:True`",
+    "torch-async": "PyTorch, `backend:cudaMallocAsync`",
+    "torch-graphs": "PyTorch, CUDA graphs",
+    "torch-resnet": "PyTorch, ResNet",
+    "torch-ipc-device": "PyTorch, `torch.multiprocessing`",
+    "jax-prealloc": "JAX, default preallocation",
+    "jax-noprealloc": "JAX, `XLA_PYTHON_CLIENT_PREALLOCATE=false`",
+    "cupy-default": "CuPy, default pool",
+    "cupy-async": "CuPy, `MemoryAsyncPool`",
+    "numba": "Numba CUDA",
+    "triton": "Triton",
+    "driver-pool": "Explicit pools",
+    "threads-streams": "Many threads and streams",
+}
+
+
+def tsv(path):
+    """KEY -> VALUE from every such file under DIR (stages' subdirectories too)."""
+    out = {}
+    for f in path:
+        for line in open(f).read().splitlines():
+            key, _, value = line.partition("\t")
+            if value and value != "-":
+                out[key] = value
+    return out
+
+
+def number(figures, key):
+    try:
+        return float(figures[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def section(results, name, lines):
+    subprocess.run([sys.executable, str(HERE / "results_section.py"), results, name, "\n".join(lines)], check=True)
+    print("\n".join(lines) + "\n")
+
+
+def stages_note(d):
+    rows = [line.split("\t") for f in files(d, "stages.tsv") for line in open(f).read().splitlines()[1:]]
+    return "; ".join(f"{r[0]} {r[1]} in {r[2]} s of {r[3]}" for r in rows if len(r) >= 4)
+
+
+def files(d, name):
+    return sorted(glob.glob(os.path.join(d, name)) + glob.glob(os.path.join(d, "*", name)))
+
+
+def bench(figures, gpu, stages):
+    bw, alloc = number(figures, "bw_plain"), number(figures, "alloc_plain")
+    rows = []
+    for mode in ("inline", "deferred"):
+        b, a = number(figures, f"bw_{mode}"), number(figures, f"alloc_{mode}")
+        if bw and b:
+            rows.append((f"Kernel bandwidth, agent-backed / cudaMalloc, prefetch {mode}", f"{b:.1f} / {bw:.1f} GB/s",
+                         f"{b / bw:.3f}", ">= 0.98"))
+        if alloc is not None and a is not None:
+            rows.append((f"Added allocation latency (median of 200 x 64 MiB), prefetch {mode}",
+                         f"{a:.1f} - {alloc:.1f} us", f"{a - alloc:+.1f} us", "<= 20 us"))
+    ev, pin = number(figures, "evict_gbs"), number(figures, "pinned_d2h_gbs")
+    if ev and pin:
+        rows.append(("Eviction (advise + prefetch to host, 4 GiB) / pinned D2H copy", f"{ev:.1f} / {pin:.1f} GB/s",
+                     f"{ev / pin:.3f}", ">= 0.80"))
+    alone, agent = number(figures, "pagedos_alone"), number(figures, "pagedos_agent")
+    if alone and agent:
+        rows.append(("PILOT pageDoS victim passes/s, with gpuoversub / alone", f"{agent:.2f} / {alone:.2f}",
+                     f"{agent / alone:.2f}", "well below plain UVM: " + figures.get("pagedos_uvm", "not-run")))
+    if not rows:
+        return None
+    again = number(figures, "bw_plain_again")
+    text = [f"On-GPU benchmarks of the latest run, {gpu} (`make bench-gpu` or the GPU bundle's run.sh).", "",
+            "| Measure | Figures | Ratio | Target |", "|---|---|---|---|"]
+    text += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    if again:
+        text += ["", f"Plain cudaMalloc bandwidth measured again at the end: {again:.1f} GB/s (the noise)."]
+    return text + ([f"Stages: {stages}."] if stages else [])
+
+
+def reserve(figures, gpu):
+    plain_alloc, plain_bw = number(figures, "alloc_plain"), number(figures, "bw_plain")
+    r_alloc, r_bw, r_bw_alloc = (number(figures, k) for k in ("alloc_reserve", "bw_reserve", "bw_reserve_alloc_us"))
+    if None in (plain_alloc, plain_bw, r_alloc, r_bw):
+        return None
+    return [
+        f"The agent's reserve (GPUOVERSUB_RESERVE={figures.get('reserve', '?')}) against plain cudaMalloc, {gpu}",
+        "(gpu_bench's alloc and bandwidth-reused).", "",
+        "| Measure | Figures | Ratio | Target |", "|---|---|---|---|",
+        f"| Allocation latency (median of 200 x 64 MiB), reserve / cudaMalloc | {r_alloc:.1f} / {plain_alloc:.1f} us"
+        f" | {r_alloc / plain_alloc:.2f} (added {r_alloc - plain_alloc:.1f} us) | <= 20 us added |",
+        f"| Kernel bandwidth over a reserve block (allocated in {r_bw_alloc or 0:.1f} us) / cudaMalloc"
+        f" | {r_bw:.1f} / {plain_bw:.1f} GB/s | {r_bw / plain_bw:.3f} | >= 0.98 |",
+    ]
+
+
+def lanes(d, gpu):
+    f = files(d, "lanes.out")
+    text = open(f[0]).read() if f else ""
+    pinned = re.search(r"^pinned d2h ([\d.]+) h2d ([\d.]+)", text, flags=re.M)
+    runs = re.findall(r"^lanes (\d+) evict ([\d.]+) return ([\d.]+)", text, flags=re.M)
+    if not pinned or not runs:
+        return None
+    d2h, h2d = float(pinned.group(1)), float(pinned.group(2))
+    out = [f"Eviction and return with the executor's lanes, {gpu} (lanes_bench):", "",
+           "| Lanes | Eviction GB/s | / pinned D2H | Return GB/s | / pinned H2D | Targets |",
+           "|---|---|---|---|---|---|"]
+    out += [f"| {n} | {float(e):.1f} | {float(e) / d2h:.3f} | {float(r):.1f} | {float(r) / h2d:.3f} | >= 0.80, >= 0.80 |"
+            for n, e, r in runs]
+    return out + ["", f"Pinned cudaMemcpy in the same run: D2H {d2h:.1f} GB/s, H2D {h2d:.1f} GB/s."]
+
+
+def relief(d, gpu, capacity):
+    f = files(d, "relief.tsv")
+    lines = [ln.split("\t") for ln in open(f[0]).read().splitlines()[1:]] if f else []
+    if not lines:
+        return None
+    ms = lambda us: "-" if us == "-" else f"{float(us) / 1000:.1f}"  # noqa: E731
+    out = [f"Pressure relief end to end, {gpu}: gpuoversubd manages {capacity} MiB; job 1 holds N, job 2",
+           "allocates M and is timed until all of M is on the device (last prefetch location and a context",
+           "synchronize). p99 is the nearest rank, so the slowest of few runs; the Runs column says how many",
+           "ran of those asked for (fewer when the run's budget was short). Only the rows where job 1 holds",
+           "all of the capacity evict; the others time allocation and prefetch alone.", "",
+           "| Job 1 holds | Job 2 allocates | Workers | Runs | Relief p50, ms | Relief p99, ms |",
+           "|---|---|---|---|---|---|"]
+    for n, m, n_mib, m_mib, workers, reps, runs, p50, p99 in lines:
+        out.append(f"| {n_mib} MiB ({n} GiB scaled) | {m_mib} MiB ({m} GiB scaled) | {workers} | {runs} of {reps}"
+                   f" | {ms(p50)} | {ms(p99)} |")
+    return out
+
+
+def matrix(d, results, gpu):
+    rows = sorted(set(files(d, "rows/*.json")))
+    if rows:
+        subprocess.run([sys.executable, str(HERE / "gpu_matrix.py"), results, "measured", gpu, *rows], check=True)
+    skipped = "".join("\t".join(ln.split("\t")[:2]) + "\n" for f in files(d, "rows/skipped.tsv")
+                      for ln in open(f).read().splitlines())
+    if skipped:
+        subprocess.run([sys.executable, str(HERE / "gpu_matrix.py"), results, "not-run", "budget of the run on " + gpu],
+                       input=skipped, text=True, check=True)
+    return [__import__("json").load(open(r)) for r in rows]
+
+
+def readme(path, rows, gpu):
+    """The Works and Evictable cells of the rows that ran."""
+    body = open(path).read().splitlines()
+    for r in rows:
+        start = README_ROWS.get(r["name"])
+        if not start or r.get("correct") not in ("yes", "no"):
+            continue
+        for i, line in enumerate(body):
+            if line.startswith("| " + start):
+                cells = line.split(" | ")
+                moved = str(r.get("evicted", "-"))
+                cells[1] = f"Yes ({gpu})" if r["correct"] == "yes" else f"No ({gpu}): see bench/RESULTS.md"
+                cells[2] = (f"Yes: {moved} evicted, {r.get('returned', '-')} returned" if re.match(r"[1-9]", moved)
+                            else "No: nothing evicted under pressure")
+                body[i] = " | ".join(cells)
+    open(path, "w").write("\n".join(body) + "\n")
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    d, results, readme_path = sys.argv[1:]
+    info = tsv(files(d, "gpu.tsv"))
+    if not info:
+        sys.exit(f"gpu_results.py: no gpu.tsv in {d}: no stage ran on a GPU, nothing to write")
+    gpu = f"{info.get('gpu', '?')}, driver {info.get('driver', '?')}, {info.get('date', '?')}"
+    figures = tsv(files(d, "figures.tsv"))
+    for name, text in (("bench_gpu_latest", bench(figures, gpu, stages_note(d))),
+                       ("bench_gpu_reserve", reserve(figures, gpu)),
+                       ("bench_gpu_lanes", lanes(d, gpu)),
+                       ("bench_gpu_relief", relief(d, gpu, info.get("capacity_mib", "?")))):
+        if text:
+            section(results, name, text)
+    readme(readme_path, matrix(d, results, gpu), gpu)
+
+
+if __name__ == "__main__":
+    main()

@@ -20,8 +20,11 @@ $(GOS_FLOOD): tests/tools/gos_flood.c
 	@mkdir -p $(@D)
 	$(C_COMPILE) $(LDFLAGS) $< -o $@
 
+# Its own C++ runtime (outside sanitizer builds), so that the GPU bundle
+# runs it on a node whose libstdc++ is older than ours.
 $(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(BUILD)/tests/tools/testapp_streams.o $(FAKECUDA_LIB) $(NCCL_STANDIN)
-	$(CXX_LINK) $(filter %.o,$^) -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread
+	$(CXX_LINK) $(filter %.o,$^) -o $@ -L$(FAKECUDA_DIR) -lcuda -ldl -lpthread \
+		$(if $(filter 1,$(SANITIZE)),,-static-libstdc++ -static-libgcc)
 
 $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda

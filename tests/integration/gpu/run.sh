@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The agent on a real GPU: a private gpuoversubd on the machine's GPU 0,
 # jobs registered as the SPANK plugin would, and real programs under the
-# agent. `run.sh` checks, and writes the rows of the compatibility matrix
-# (matrix.sh) that ran into bench/RESULTS.md; `run.sh --bench` also
-# measures and writes the GPU section there; `run.sh --list` names the
-# matrix's rows. Without a GPU it says so and succeeds.
+# agent. `run.sh` checks (sections driver, runtime, frameworks, pagedos);
+# `run.sh --bench` also measures (lanes, reserve, relief); `run.sh --list`
+# names the matrix's rows. GOS_GPU_ONLY=A,B runs only those sections or
+# matrix rows. Every section leaves its figures, machine-readable, in
+# GOS_GPU_RESULTS (a directory; bench/gpu_results.py reads it), and in a
+# source tree they are written into bench/RESULTS.md and the README at the
+# end. GOS_GPU_DEADLINE (seconds since the epoch) is when the caller stops
+# it: rows and runs that cannot finish by then are left out and said so
+# (the GPU bundle's run.sh sets it). Without a GPU it says so and succeeds.
 set -uo pipefail
 cd "$(dirname "$0")/../../.." || exit 1
 source tests/integration/wait.bash
@@ -23,31 +28,47 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 	exit 0
 fi
 [ "$(id -u)" -eq 0 ] || { echo "tests/integration/gpu must run as root: it registers jobs as the SPANK plugin does"; exit 1; }
-command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 
 agent=$(realpath "$BUILD/lib/libgpuoversub.so")
 reg=$BUILD/tests/tools/gos_register
 app=$BUILD/tests/tools/gos_testapp
 gb=$BUILD/tests/integration/gpu/gpu_bench
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i 0 | tr -d .)
-echo "== building the GPU programs for sm_$cc"
-mkdir -p "$(dirname "$gb")"
-nvcc -O2 -arch="sm_$cc" -o "$gb" tests/integration/gpu/gpu_bench.cu || exit 1
-nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/pool_app" tests/integration/gpu/pool_app.cu -lcuda || exit 1
-nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/stream_churn" tests/integration/gpu/stream_churn.cu || exit 1
-nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/lanes_bench" tests/integration/gpu/lanes_bench.cu || exit 1
+# The GPU bundle brings the programs built for the architectures in ARCHES
+# (with PTX of the last for newer ones); a source tree builds them here.
+arches=$(dirname "$gb")/ARCHES
+if [ -s "$arches" ] && { grep -qw "$cc" "$arches" || [ "$cc" -gt "$(tr ' ' '\n' <"$arches" | sort -n | tail -1)" ]; }; then
+	echo "== the GPU programs as built for sm_$(cat "$arches")"
+else
+	command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+	echo "== building the GPU programs for sm_$cc"
+	mkdir -p "$(dirname "$gb")"
+	nvcc -O2 -arch="sm_$cc" -o "$gb" tests/integration/gpu/gpu_bench.cu || exit 1
+	nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/pool_app" tests/integration/gpu/pool_app.cu -lcuda || exit 1
+	nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/stream_churn" tests/integration/gpu/stream_churn.cu || exit 1
+	nvcc -O2 -arch="sm_$cc" -o "$(dirname "$gb")/lanes_bench" tests/integration/gpu/lanes_bench.cu || exit 1
+fi
 card_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0)
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0)
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
+driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader -i 0)
 # The daemon manages only GOS_GPU_CAPACITY_MIB of the card (the rest is its
-# reserve), so the jobs' managed memory never oversubscribes the driver
-# itself: a UVM oversubscription of the whole card can hang some GPUs.
+# reserve), and at most the card's free memory less 1 GiB, so the jobs'
+# managed memory never oversubscribes the driver itself: a UVM
+# oversubscription of the whole card can hang some GPUs.
 total_mib=${GOS_GPU_CAPACITY_MIB:-16384}
-[ "$total_mib" -lt "$card_mib" ] || total_mib=$((card_mib - 1024))
+[ "$total_mib" -lt "$((free_mib - 1024))" ] || total_mib=$((free_mib - 1024))
 pct() { echo $((total_mib * $1 / 100)); }
 # Each program gets at most this long: a hang fails its test, not the run.
 limit=${GOS_GPU_STEP_TIMEOUT:-240}
+deadline=${GOS_GPU_DEADLINE:-$(($(date +%s) + 86400))}
+left() { echo $((deadline - $(date +%s))); }
+# fits SECONDS: whether that much is left before the deadline.
+fits() { [ "$(left)" -ge "$1" ]; }
 
 work=$(mktemp -d)
+results=${GOS_GPU_RESULTS:-$work/results}
+mkdir -p "$results/rows"
 daemon=
 cleanup() {
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
@@ -57,6 +78,9 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+# What every section's figures were measured on.
+printf 'gpu\t%s\ndriver\t%s\ncard_mib\t%s\nfree_mib\t%s\ncapacity_mib\t%s\ndate\t%s\n' \
+	"$gpu_name" "$driver" "$card_mib" "$free_mib" "$total_mib" "$(date +%F)" >"$results/gpu.tsv"
 cat >"$work/policy.yaml" <<YAML
 socket: $work/sock
 state_dir: $work/state
@@ -97,14 +121,23 @@ sys.exit(0 if fair else 1)'
 }
 fair_now() { status | fair_shares >/dev/null; }
 failures=0
-# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos runs only those sections;
-# a matrix row's name (run.sh --list) runs that row, frameworks all of them.
+# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos,lanes,reserve,relief runs
+# only those sections; a matrix row's name (run.sh --list) runs that row,
+# frameworks all of them. Without it: the checks, and with --bench the
+# measurements too.
 want() { [ -z "${GOS_GPU_ONLY:-}" ] || [[ ",$GOS_GPU_ONLY," == *",$1,"* ]]; }
-result() {	# NAME OK(0/1) DETAIL
-	if [ "$2" -eq 0 ]; then echo "PASS $1 $3"; else echo "FAIL $1 $3"; failures=$((failures + 1)); fi
+measure() { if [ -z "${GOS_GPU_ONLY:-}" ]; then [ "$bench" -eq 1 ]; else want "$1"; fi; }
+# result NAME OK(0/1) DETAIL: said, and kept in checks.tsv.
+result() {
+	local verdict=PASS
+	[ "$2" -eq 0 ] || { verdict=FAIL; failures=$((failures + 1)); }
+	echo "$verdict $1 $3"
+	printf '%s\t%s\t%s\n' "$1" "$verdict" "$3" >>"$results/checks.tsv"
 }
+# figure KEY VALUE: one measured figure, kept in figures.tsv.
+figure() { printf '%s\t%s\n' "$1" "$2" >>"$results/figures.tsv"; echo "$1 $2"; }
 
-echo "== $gpu_name, $card_mib MiB, gpuoversubd manages $total_mib MiB of it"
+echo "== $gpu_name, driver $driver, $card_mib MiB ($free_mib free), gpuoversubd manages $total_mib MiB of it"
 
 # 1. The driver-API program, two jobs at 60% each, data checked after pressure.
 if want driver; then
@@ -123,7 +156,8 @@ status >"$work/status1.json"
 wait $p1; r1=$?; wait $p2; r2=$?
 bad=$(grep -c -v '^ok\|^ready' "$work/app1.out" "$work/app2.out" | awk -F: '{s += $2} END {print s}')
 result driver-api-two-jobs-60pct $(( r1 || r2 || bad )) "($bad bad replies)"
-fair_shares <"$work/status1.json" || failures=$((failures + 1))
+shares=$(fair_shares <"$work/status1.json"); r=$?
+result fair-resident-shares "$r" "${shares#* fair-resident-shares }"
 fi
 
 # 2. A CUDA-runtime program: integrity across evict and return.
@@ -138,13 +172,94 @@ wait $p3; r3=$?
 result runtime-integrity $(( r3 || r4 )) "$(cat "$work/int1.out" "$work/int2.out" | tr '\n' ' ')"
 fi
 
-# 3. The compatibility matrix: real frameworks, each beside a job holding 60%.
-matrix_rows run_row
-if compgen -G "$work/rows/*/row.json" >/dev/null; then
-	python3 bench/gpu_matrix.py bench/RESULTS.md measured "$gpu_name" "$work"/rows/*/row.json
+# 3. The executor's lanes, raw: 1, 2, 4 and 8 threads moving disjoint
+# ranges, against pinned copies of the same run; and the agent's eviction
+# pattern, raw.
+if measure lanes; then
+	timeout "$limit" "$(dirname "$gb")/lanes_bench" "$(pct 25)" >"$results/lanes.out"
+	result lanes-bench $? "$(tr '\n' ' ' <"$results/lanes.out")"
+	timeout "$limit" "$gb" evict-chunks 4096 | tee "$results/evict-chunks.out"	# where eviction's time goes
+	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
+	figure evict_gbs "$evict"; figure pinned_d2h_gbs "$pinned"
 fi
 
-# 4. PILOT's pageDoS: a victim at 40% and a co-runner growing to 150%.
+# 4. Allocation latency and kernel bandwidth against plain cudaMalloc:
+# the allocation-time prefetch inline and deferred, and the agent's
+# reserve (GPUOVERSUB_RESERVE, off by default). The reserve's allocation
+# loop frees and allocates one size, so each allocation after the first is
+# the reserve's, and the bandwidth is over a buffer the reserve served (its
+# allocation time says whether it did).
+if measure reserve; then
+	# bw_and_alloc KEY [VAR=VALUE]: both measures under the agent so.
+	bw_and_alloc() {
+		step; figure "bw_$1" "$(under "$next_job" env "${@:2}" "$gb" bandwidth 4096 | awk '{print $2}')"
+		step; figure "alloc_$1" "$(under "$next_job" env "${@:2}" "$gb" alloc 64 200 | awk '{print $2}')"
+	}
+	figure bw_plain "$(timeout "$limit" "$gb" bandwidth 4096 | awk '{print $2}')"
+	figure alloc_plain "$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')"
+	bw_and_alloc inline GPUOVERSUB_ALLOC_PREFETCH=inline
+	bw_and_alloc deferred GPUOVERSUB_ALLOC_PREFETCH=deferred
+	figure bw_plain_again "$(timeout "$limit" "$gb" bandwidth 4096 | awk '{print $2}')"	# the noise
+	reserve=${GOS_GPU_RESERVE:-8G}
+	figure reserve "$reserve"
+	step
+	figure alloc_reserve "$(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')"
+	step
+	read -r reserve_bw reserve_bw_alloc < <(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" bandwidth-reused 4096 |
+		awk '{print $2, $6}')
+	figure bw_reserve "$reserve_bw"; figure bw_reserve_alloc_us "$reserve_bw_alloc"
+	timeout "$limit" "$gb" alloc-parts 64 200 | tee "$results/alloc-parts.out"	# where the added latency goes
+fi
+
+# 5. Pressure relief, end to end (bench/relief.bash, as bench_evict.sh on
+# the fake driver): job 1 holds N, job 2 allocates M, timed until all of
+# M is on the device. Residency is the driver's: gos_testapp's press
+# polls cuMemRangeGetAttribute(LAST_PREFETCH_LOCATION) over job 2's
+# buffer until the agent has prefetched all of it to the GPU, then waits
+# for those prefetches with cuCtxSynchronize. N and M in {1, 8, 32} GiB
+# are scaled to the managed capacity: N = 32 GiB is all of it (job 1
+# alone may fill it), M = 32 GiB half of it, the most job 2 is entitled
+# to beside job 1, so that every row can end. GOS_GPU_RELIEF_REPS runs
+# each (10); fewer where the deadline comes first, and relief.tsv says how
+# many ran.
+if measure relief; then
+	source bench/relief.bash
+	answer_s=$limit LOG=$work/relief.err
+	step; relief_job1=$next_job; step; relief_job2=$next_job
+	holder() { under "$relief_job1" "$app"; }
+	presser() { under "$relief_job2" "$app"; }
+	# Each run starts once the daemon has released the last run's memory.
+	idle() { status | python3 -c 'import json, sys; sys.exit(any(t["demand"] for t in json.load(sys.stdin)["gpus"][0]["tenants"]))'; }
+	reps=${GOS_GPU_RELIEF_REPS:-10}
+	printf 'n_gib\tm_gib\tn_mib\tm_mib\tworkers\treps\truns\tp50_us\tp99_us\n' >"$results/relief.tsv"
+	for n in 1 8 32; do
+		for m in 1 8 32; do
+			n_mib=$((total_mib * n / 32)) m_mib=$((total_mib * m / 64))
+			piece=$((n_mib < 1024 ? n_mib : 1024))
+			n_mib=$((n_mib / piece * piece))
+			runs=() ok=0
+			# A run of the largest sizes takes ~5 s on an H100; none starts within 10 s of the deadline.
+			for _ in $(seq "$reps"); do
+				fits 10 || break
+				wait_until 30 idle && us=$(relief_us "$n_mib" "$piece" "$m_mib" $((limit * 500))) || { ok=1; break; }
+				runs+=("$us")
+			done
+			p50=- p99=-
+			if [ "${#runs[@]}" -gt 0 ]; then
+				p50=$(echo "${runs[*]}" | quantile 0.5) p99=$(echo "${runs[*]}" | quantile 0.99)
+			fi
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$m" "$n_mib" "$m_mib" \
+				"${GPUOVERSUB_EVICT_WORKERS:-default}" "$reps" "${#runs[@]}" "$p50" "$p99" >>"$results/relief.tsv"
+			result "relief-$n-$m" "$ok" "N $n_mib MiB, M $m_mib MiB: ${#runs[@]} of $reps runs, p50 $p50 us, p99 $p99 us"
+		done
+	done
+fi
+
+# 6. The compatibility matrix: real frameworks, each beside a job holding 60%.
+matrix_rows run_row
+for row in "$work"/rows/*/row.json; do [ -e "$row" ] && cp "$row" "$results/rows/$(basename "$(dirname "$row")").json"; done
+
+# 7. PILOT's pageDoS: a victim at 40% and a co-runner growing to 150%.
 if want pagedos; then
 # Plain UVM at 150% oversubscribes the driver itself, which can hang a GPU
 # (or its VM): that arm runs only with GOS_GPU_PLAIN_UVM=1.
@@ -168,6 +283,7 @@ if [ "${GOS_GPU_PLAIN_UVM:-0}" = 1 ]; then
 	uvm=$(GPU_BENCH_MANAGED=1 timeout "$limit" "$gb" victim "$(pct 40)" 10 | awk '/victim/ {print $2}')
 	wait $pc; kill $pb 2>/dev/null; wait $pb
 fi
+figure pagedos_alone "$alone"; figure pagedos_agent "$with_agent"; figure pagedos_uvm "$uvm"
 line="victim passes/s alone $alone, with gpuoversub $with_agent, plain UVM $uvm; co-runner data $(grep -v -e 'batch of' -e '^holding' "$work/dos.out")"
 ok=$(python3 -c "
 import sys
@@ -177,95 +293,9 @@ print(0 if g > 0.5 * a and (u == 'not-run' or g > float(u or 0)) else 1)" "$alon
 result pagedos-150pct $(( ok || rc )) "($line)"
 fi
 
-if [ "$bench" -eq 1 ]; then
-	plain_bw=$(timeout "$limit" "$gb" bandwidth 4096 | awk '{print $2}')
-	step
-	agent_bw=$(under "$next_job" "$gb" bandwidth 4096 | awk '{print $2}')
-	# The allocation-time prefetch, inline instead of deferred, and the noise.
-	step
-	echo "bandwidth with GPUOVERSUB_ALLOC_PREFETCH=inline: $(GPUOVERSUB_ALLOC_PREFETCH=inline under "$next_job" "$gb" bandwidth 4096); plain again: $(timeout "$limit" "$gb" bandwidth 4096)"
-	echo "allocation with GPUOVERSUB_ALLOC_PREFETCH=inline: $(GPUOVERSUB_ALLOC_PREFETCH=inline under "$next_job" "$gb" alloc 64 200)"
-	plain_alloc=$(timeout "$limit" "$gb" alloc 64 200 | awk '{print $2}')
-	step
-	agent_alloc=$(under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
-	# The agent's reserve (GPUOVERSUB_RESERVE, off by default) against the
-	# same plain cudaMalloc: the allocation loop frees and allocates one
-	# size, so each allocation after the first is the reserve's, and the
-	# bandwidth is over a buffer the reserve served (its allocation time
-	# says whether it did).
-	reserve=${GOS_GPU_RESERVE:-8G}
-	step
-	reserve_alloc=$(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" alloc 64 200 | awk '{print $2}')
-	step
-	read -r reserve_bw reserve_bw_alloc < <(GPUOVERSUB_RESERVE=$reserve under "$next_job" "$gb" bandwidth-reused 4096 |
-		awk '{print $2, $6}')
-	timeout "$limit" "$gb" alloc-parts 64 200	# where the added latency goes
-	timeout "$limit" "$gb" evict-chunks 4096	# the agent's order pattern, raw
-	read -r evict pinned < <(timeout "$limit" "$gb" evict 4096 | awk '{print $2, $5}')
-	python3 bench/gpu_results.py "$gpu_name" "$plain_bw" "$agent_bw" "$plain_alloc" "$agent_alloc" \
-		"$evict" "$pinned" "$line" "$reserve" "$reserve_alloc" "$reserve_bw" "$reserve_bw_alloc"
-	# The executor's lanes, raw: 1, 2, 4 and 8 threads moving disjoint
-	# ranges, as ratios to pinned copies of the same run.
-	timeout "$limit" "$(dirname "$gb")/lanes_bench" "$(pct 25)" >"$work/lanes.out" || cat "$work/lanes.out"
-	lanes=$(awk -v gpu="$gpu_name" -v day="$(date +%F)" '
-		/^pinned/ { d2h = $3; h2d = $5 }
-		/^lanes/ { n[++k] = $2; ev[k] = $4; rt[k] = $6 }
-		END {
-			printf "Eviction and return with the executor'"'"'s lanes, %s, %s (`make bench-gpu`, lanes_bench):\n\n", gpu, day
-			print "| Lanes | Eviction GB/s | / pinned D2H | Return GB/s | / pinned H2D | Targets |"
-			print "|---|---|---|---|---|---|"
-			for (i = 1; i <= k; i++)
-				printf "| %s | %.1f | %.3f | %.1f | %.3f | >= 0.80, >= 0.80 |\n", n[i], ev[i], ev[i] / d2h, rt[i], rt[i] / h2d
-			printf "\nPinned cudaMemcpy in the same run: D2H %.1f GB/s, H2D %.1f GB/s.", d2h, h2d
-		}' "$work/lanes.out")
-	echo "$lanes"
-	python3 bench/results_section.py bench/RESULTS.md bench_gpu_lanes "$lanes"
-	# Pressure relief, end to end (bench/relief.bash, as bench_evict.sh on
-	# the fake driver): job 1 holds N, job 2 allocates M, timed until all of
-	# M is on the device. Residency is the driver's: gos_testapp's press
-	# polls cuMemRangeGetAttribute(LAST_PREFETCH_LOCATION) over job 2's
-	# buffer until the agent has prefetched all of it to the GPU, then waits
-	# for those prefetches with cuCtxSynchronize. N and M in {1, 8, 32} GiB
-	# are scaled to the managed capacity: N = 32 GiB is all of it (job 1
-	# alone may fill it), M = 32 GiB half of it, the most job 2 is entitled
-	# to beside job 1, so that every row can end.
-	source bench/relief.bash
-	answer_s=$limit LOG=$work/relief.err
-	step; relief_job1=$next_job; step; relief_job2=$next_job
-	holder() { under "$relief_job1" "$app"; }
-	presser() { under "$relief_job2" "$app"; }
-	# Each run starts once the daemon has released the last run's memory.
-	idle() { status | python3 -c 'import json, sys; sys.exit(any(t["demand"] for t in json.load(sys.stdin)["gpus"][0]["tenants"]))'; }
-	reps=${GOS_GPU_RELIEF_REPS:-10}
-	relief="Pressure relief end to end, $gpu_name, $(date +%F) (\`make bench-gpu\`): gpuoversubd manages $total_mib MiB;
-job 1 holds N, job 2 allocates M and is timed until all of M is on the device (last prefetch location
-and a context synchronize); $reps runs each (p99: nearest rank, so the slowest of few runs). Only the
-rows where job 1 holds all of the capacity evict; the others time allocation and prefetch alone.
-
-| Job 1 holds | Job 2 allocates | Workers | Relief p50, ms | Relief p99, ms |
-|---|---|---|---|---|"
-	for n in 1 8 32; do
-		for m in 1 8 32; do
-			n_mib=$((total_mib * n / 32)) m_mib=$((total_mib * m / 64))
-			piece=$((n_mib < 1024 ? n_mib : 1024))
-			n_mib=$((n_mib / piece * piece))
-			runs=() ok=0
-			for _ in $(seq "$reps"); do
-				wait_until 30 idle && us=$(relief_us "$n_mib" "$piece" "$m_mib" $((limit * 500))) || { ok=1; break; }
-				runs+=("$us")
-			done
-			row="| $n_mib MiB ($n GiB scaled) | $m_mib MiB ($m GiB scaled) | ${GPUOVERSUB_EVICT_WORKERS:-default} |"
-			if [ "$ok" -eq 0 ]; then
-				row+=" $(ms "$(echo "${runs[*]}" | quantile 0.5)") | $(ms "$(echo "${runs[*]}" | quantile 0.99)") |"
-			else
-				row+=" failed (see relief.err) | - |"
-			fi
-			result "relief-$n-$m" "$ok" "$row"
-			relief+=$'\n'"$row"
-		done
-	done
-	echo "$relief"
-	python3 bench/results_section.py bench/RESULTS.md bench_gpu_relief "$relief"
+# In a source tree, the figures go into bench/RESULTS.md and the README.
+if [ -z "${GOS_GPU_RESULTS:-}" ] && [ -e bench/RESULTS.md ]; then
+	python3 bench/gpu_results.py "$results" bench/RESULTS.md README.md
 fi
 echo "== $failures failure(s); daemon log: $(wc -l <"$work/daemon.log") lines"
 [ "$failures" -eq 0 ]
