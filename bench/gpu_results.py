@@ -11,6 +11,7 @@ stages that ran; the others keep their text. The files read:
   rows/*.json  the compatibility matrix's rows (row_report.py); rows/skipped.tsv
   stages.tsv   the bundle's stages: name, status, seconds, cap"""
 import glob
+import json
 import os
 import pathlib
 import re
@@ -159,7 +160,7 @@ def matrix(d, results, gpu):
     if skipped:
         subprocess.run([sys.executable, str(HERE / "gpu_matrix.py"), results, "not-run", "budget of the run on " + gpu],
                        input=skipped, text=True, check=True)
-    return [__import__("json").load(open(r)) for r in rows]
+    return [json.load(open(r)) for r in rows]
 
 
 def readme(path, rows, gpu):
@@ -174,6 +175,8 @@ def readme(path, rows, gpu):
                 cells = line.split(" | ")
                 moved = str(r.get("evicted", "-"))
                 cells[1] = f"Yes ({gpu})" if r["correct"] == "yes" else f"No ({gpu}): see bench/RESULTS.md"
+                if r["name"] == "torch-ipc-device":
+                    cells[1] = "With `GPUOVERSUB_IPC=device`: " + cells[1]
                 cells[2] = (f"Yes: {moved} evicted, {r.get('returned', '-')} returned" if re.match(r"[1-9]", moved)
                             else "No: nothing evicted under pressure")
                 body[i] = " | ".join(cells)
@@ -187,7 +190,8 @@ def main():
     info = tsv(files(d, "gpu.tsv"))
     if not info:
         sys.exit(f"gpu_results.py: no gpu.tsv in {d}: no stage ran on a GPU, nothing to write")
-    gpu = f"{info.get('gpu', '?')}, driver {info.get('driver', '?')}, {info.get('date', '?')}"
+    card = f"{info.get('gpu', '?')}, driver {info.get('driver', '?')}"
+    gpu = f"{card}, {info.get('date', '?')}"
     figures = tsv(files(d, "figures.tsv"))
     for name, text in (("bench_gpu_latest", bench(figures, gpu, stages_note(d))),
                        ("bench_gpu_reserve", reserve(figures, gpu)),
@@ -195,7 +199,7 @@ def main():
                        ("bench_gpu_relief", relief(d, gpu, info.get("capacity_mib", "?")))):
         if text:
             section(results, name, text)
-    readme(readme_path, matrix(d, results, gpu), gpu)
+    readme(readme_path, matrix(d, results, card), gpu)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ put "$build/tests/fakecuda/libcuda.so.1" "$root/build/tests/fakecuda"
 for prog in "$build"/gpu-bundle/cuda/*; do put "$prog" "$root/build/tests/integration/gpu"; done
 echo "$arches" >"$root/build/tests/integration/gpu/ARCHES"
 
-# The libraries beyond glibc and the driver, as this machine resolves them.
+# The libraries beyond glibc and the driver, as this machine resolves them;
+# self-check.sh takes the pattern from MANIFEST.
 glibc='^(linux-vdso|libc|libm|libdl|libpthread|librt|libresolv|ld-linux-x86-64|libcuda)\.so'
 for elf in "$root"/build/bundle/bin/* "$root"/build/lib/*.so "$root"/build/tests/tools/*; do
 	ldd "$elf" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' || true
@@ -62,6 +63,7 @@ floor=$(find "$root/build" -type f -exec sh -c 'objdump -T "$1" 2>/dev/null' _ {
 	echo "nvcc	$(${NVCC:-/usr/local/cuda/bin/nvcc} --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
 	echo "arches	$arches (and PTX of the last)"
 	echo "glibc	${floor#GLIBC_}"
+	echo "system	$glibc"
 	echo "libraries	$(ls "$root/build/bundle/lib" | tr '\n' ' ')"
 } >"$root/MANIFEST"
 (cd "$root" && find . -type f ! -name SHA256SUMS -print0 | sort -z | xargs -0 sha256sum >SHA256SUMS)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# The GPU bundle (`make gpu-bundle`, tests/integration/gpu/bundle/) without a
+# GPU: it is one tarball within 48 MiB, its self-check passes where it is
+# unpacked and fails on a missing library, its run.sh skips without a GPU,
+# and what a run leaves becomes the tables of bench/RESULTS.md and the
+# README. .ci/bundle-selfcheck.sh runs the self-check in a bare Debian root.
+
+setup() {
+	BUILD=${BUILD:-build}
+	BUNDLE=$BUILD/gpuoversub-gpu-bundle.tar.gz
+	[ -f "$BUNDLE" ] || skip "no $BUNDLE: make gpu-bundle"
+	[ "$(id -u)" -eq 0 ] || skip "the self-check registers jobs as the SPANK plugin does: root only"
+	tar -C "$BATS_TEST_TMPDIR" -xzf "$BUNDLE"
+	B=$BATS_TEST_TMPDIR/gpuoversub-gpu
+}
+
+@test "the bundle is one tarball of at most 48 MiB that names no build path" {
+	[ "$(stat -c %s "$BUNDLE")" -le $((48 << 20)) ]
+	run grep -rl --binary-files=text -F "$(realpath .)" "$B"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	grep -q '^arches	80 90' "$B/MANIFEST"
+	for lib in libyaml-0.so.2 libhwloc.so.15 libudev.so.1; do [ -f "$B/build/bundle/lib/$lib" ]; done
+}
+
+@test "the self-check passes on the unpacked bundle: binaries load, an agent program is evicted and gets its data back" {
+	run "$B/run.sh" --self-check
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"PASS every binary finds its libraries"* ]]
+	[[ "$output" == *"PASS job 1 is evicted through the fake driver"* ]]
+	[[ "$output" == *"PASS job 1's data intact after eviction and return"* ]]
+	[[ "$output" != *FAIL* ]]
+}
+
+@test "the self-check fails on a library the bundle lacks, and names it" {
+	rm "$B/build/bundle/lib/libyaml-0.so.2"
+	run "$B/self-check.sh"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FAIL files intact"*"libyaml-0.so.2"* ]]
+	[[ "$output" == *"FAIL every binary finds its libraries: build/bundle/bin/gpuoversubd: libyaml-0.so.2 => "* ]]
+}
+
+@test "run.sh without a GPU says so and succeeds; a bad budget is refused" {
+	if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+		skip "this machine has a GPU"
+	fi
+	run "$B/run.sh" --budget 540 --results "$BATS_TEST_TMPDIR/r"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "SKIP: no NVIDIA GPU on this machine"* ]]
+	run "$B/run.sh" --budget soon
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--budget takes whole seconds, at least 60: 'soon'"* ]]
+}
+
+@test "a run's results become RESULTS.md's sections and the README's rows; stages that did not run keep theirs" {
+	d=$BATS_TEST_TMPDIR/results
+	mkdir -p "$d/lanes" "$d/matrix/rows"
+	printf 'gpu\tSome GPU\ndriver\t1.2\ncapacity_mib\t16384\ndate\t2026-01-02\n' >"$d/lanes/gpu.tsv"
+	printf 'stage\tstatus\tseconds\tcap\nlanes\tpass\t20\t45\n' >"$d/stages.tsv"
+	printf 'lanes 1 evict 10.0 return 20.0\npinned d2h 40.0 h2d 50.0\n' >"$d/lanes/lanes.out"
+	printf 'evict_gbs\t8.0\npinned_d2h_gbs\t40.0\n' >"$d/lanes/figures.tsv"
+	echo '{"name": "numba", "label": "Numba", "correct": "yes", "evictable": "1 MiB of 2 MiB",
+	       "evicted": "300 MiB", "returned": "300 MiB", "note": "ok"}' >"$d/matrix/rows/numba.json"
+	printf 'triton\tTriton kernel over PyTorch tensors\tnot run: 30 s left of the budget\n' >"$d/matrix/rows/skipped.tsv"
+	cp bench/RESULTS.md README.md "$BATS_TEST_TMPDIR/"
+	run python3 bench/gpu_results.py "$d" "$BATS_TEST_TMPDIR/RESULTS.md" "$BATS_TEST_TMPDIR/README.md"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q '^| 1 | 10.0 | 0.250 | 20.0 | 0.400 | >= 0.80, >= 0.80 |$' "$BATS_TEST_TMPDIR/RESULTS.md"
+	grep -q '^| Eviction (advise + prefetch to host, 4 GiB) / pinned D2H copy | 8.0 / 40.0 GB/s | 0.200 | >= 0.80 |$' \
+		"$BATS_TEST_TMPDIR/RESULTS.md"
+	grep -q '^Stages: lanes pass in 20 s of 45.$' "$BATS_TEST_TMPDIR/RESULTS.md"
+	grep -q '^| `triton` | .* | not yet run (budget of the run on Some GPU, driver 1.2) |' "$BATS_TEST_TMPDIR/RESULTS.md"
+	grep -q '^| Numba CUDA | Yes (Some GPU, driver 1.2, 2026-01-02) | Yes: 300 MiB evicted, 300 MiB returned |' \
+		"$BATS_TEST_TMPDIR/README.md"
+	# The relief and reserve stages did not run: their sections are as they were.
+	diff <(sed -n '/bench_gpu_relief:begin/,/bench_gpu_relief:end/p' bench/RESULTS.md) \
+		<(sed -n '/bench_gpu_relief:begin/,/bench_gpu_relief:end/p' "$BATS_TEST_TMPDIR/RESULTS.md")
+	grep -q '^| JAX, default preallocation | Expected |' "$BATS_TEST_TMPDIR/README.md"
+}
