@@ -36,6 +36,7 @@ for elf in build/bundle/bin/* build/bundle/lib/* build/lib/*.so build/tests/tool
 	[ "${elf##*/}" = gos_register ] && continue	# static
 	while read -r soname arrow path _; do
 		[ "$arrow" = "=>" ] || continue
+		[ "$path" != not ] || path="not found"
 		[[ $soname =~ $system || $path == "$PWD"/build/* ]] || missing+="$elf: $soname => $path; "
 	done < <(LD_LIBRARY_PATH=$PWD/build/bundle/lib:$fake ldd "$elf" 2>&1)
 done
