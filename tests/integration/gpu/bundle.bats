@@ -14,6 +14,10 @@ setup() {
 	B=$BATS_TEST_TMPDIR/gpuoversub-gpu
 }
 
+teardown() {
+	[ -z "${bystander:-}" ] || kill "$bystander" 2>/dev/null || true
+}
+
 @test "the bundle is one tarball of at most 48 MiB that names no build path" {
 	[ "$(stat -c %s "$BUNDLE")" -le $((48 << 20)) ]
 	run grep -rl --binary-files=text -F "$(realpath .)" "$B"
@@ -51,7 +55,7 @@ setup() {
 	[[ "$output" == "SKIP: no NVIDIA GPU on this machine"* ]]
 	run "$B/run.sh" --budget soon
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"--budget takes whole seconds, at least 60: 'soon'"* ]]
+	[[ "$output" == *"--budget takes whole seconds, at least 30: 'soon'"* ]]
 }
 
 @test "a run's results become RESULTS.md's sections and the README's rows; stages that did not run keep theirs" {
@@ -79,4 +83,58 @@ setup() {
 	diff <(sed -n '/bench_gpu_relief:begin/,/bench_gpu_relief:end/p' bench/RESULTS.md) \
 		<(sed -n '/bench_gpu_relief:begin/,/bench_gpu_relief:end/p' "$BATS_TEST_TMPDIR/RESULTS.md")
 	grep -q '^| JAX, default preallocation | Expected |' "$BATS_TEST_TMPDIR/README.md"
+}
+
+# A GPU-less stand-in for the node: nvidia-smi that finds a GPU, and the
+# suite replaced by a stub that records how each stage called it. The
+# sanity stage passes at once; the lanes stage hangs, with a child in a
+# process group of its own, as a stuck CUDA program under `timeout` would.
+stand_in() {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "GPU 0: Stand-in GPU"\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+	cat >"$B/tests/integration/gpu/run.sh" <<'STUB'
+#!/usr/bin/env bash
+printf '%s %s %s\n' "$GOS_GPU_ONLY" "$GOS_GPU_DEADLINE" "${GOS_GPU_RELIEF_REPS:-}" >"$GOS_GPU_RESULTS/called"
+[ "$GOS_GPU_ONLY" = lanes ] || exit 0
+timeout 300 sleep 300 &
+echo $! >"$GOS_GPU_RESULTS/stuck"
+wait
+STUB
+	chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi" "$B/tests/integration/gpu/run.sh"
+}
+
+@test "run.sh ends within its budget: a stage stopped at its cap, its session killed, the later stages left out and said so" {
+	stand_in
+	sleep 300 >/dev/null 2>&1 3>&- &	# not the run's: must outlive it
+	bystander=$!
+	t0=$(date +%s)
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$B/run.sh" --budget 40 --results "$BATS_TEST_TMPDIR/r"
+	t1=$(date +%s)
+	echo "$output"
+	r=$BATS_TEST_TMPDIR/r
+	[ "$status" -eq 1 ]
+	[ $((t1 - t0)) -le 40 ]
+	read -r only deadline _ <"$r/sanity/called"
+	[ "$only" = driver,runtime ]
+	[ "$deadline" -le $((t0 + 40)) ]
+	[ "$(cut -f1,2 "$r/stages.tsv" | sed -n 2p)" = "sanity	pass" ]
+	[[ "$(sed -n 3p "$r/stages.tsv")" == "lanes	timeout at "* ]]
+	for s in reserve relief matrix; do grep -q "^$s	skipped: " "$r/stages.tsv"; done
+	! kill -0 "$(cat "$r/lanes/stuck")" 2>/dev/null
+	kill -0 "$bystander"
+	[ -f "$r/MANIFEST" ]
+}
+
+@test "run.sh gives each stage its sections and the relief its repetitions from its cap" {
+	stand_in
+	sed -i 's/\[ "$GOS_GPU_ONLY" = lanes \]/false/' "$B/tests/integration/gpu/run.sh"
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$B/run.sh" --results "$BATS_TEST_TMPDIR/r"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	r=$BATS_TEST_TMPDIR/r
+	[ "$(cut -d' ' -f1 "$r/lanes/called")" = lanes ]
+	[ "$(cut -d' ' -f1 "$r/reserve/called")" = reserve ]
+	[ "$(cut -d' ' -f1,3 "$r/relief/called")" = "relief 3" ]
+	[ "$(cut -d' ' -f1 "$r/matrix/called")" = frameworks ]
+	[ "$(grep -c '	pass	' "$r/stages.tsv")" -eq 5 ]
 }
