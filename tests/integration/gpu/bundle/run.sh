@@ -17,6 +17,8 @@
 # H100 80GB (the daemon manages 16 GiB of it, as the suite always did;
 # pinned copies 25-55 GB/s, the agent's eviction 6.4 GB/s as measured on
 # 2026-11-22, a CUDA context ~1 s, a framework's cold import 5-20 s):
+#   bundle   cap  20, est.   6 s  self-check.sh: the bundle loads and works on
+#                                 the fake driver (9 s in a bare root on 2 CPUs)
 #   sanity   cap  60, est. ~40 s  nvidia-smi; two gos_testapp jobs of 9.6 GiB in
 #                                 1 GiB pieces held 8 and 4 s, verified after
 #                                 pressure; two gpu_bench integrity runs (10, 3 s)
@@ -28,9 +30,10 @@
 #                                 bandwidth over 4 GiB, 200 x 64 MiB allocations
 #                                 (~0.1 s), an 8 GiB reserve populated (~2 s)
 #   relief   cap 110, est. ~3.5 s a run (two contexts, up to 16 GiB allocated and
-#                                 8 GiB evicted) x 9 cells: (cap - 10) / 31.5 = 3
-#                                 repetitions at the default cap (10 with 330 s)
-#   matrix   the rest, ~260 s     15 rows, each run without and under the agent:
+#                                 8 GiB evicted) x 9 cells: the suite runs
+#                                 (time left - 10) / 31.5 = 3 repetitions at this
+#                                 cap (10 with 330 s)
+#   matrix   the rest, ~240 s     15 rows, each run without and under the agent:
 #                                 ~20-40 s a row (imports, work, the press), ~400 s
 #                                 in full; PyTorch first, then JAX, CuPy, Numba,
 #                                 Triton, pools, threads: a row starts only with
@@ -40,7 +43,7 @@
 # stages: the first GPU run's stages.tsv gives each stage's real cost.
 set -uo pipefail
 cd "$(dirname "$0")" || exit 1
-budget=540 results= only=
+budget=540 results='' only=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--budget) budget=${2:-}; shift 2 ;;
@@ -76,11 +79,11 @@ session_kill() {
 
 printf 'stage\tstatus\tseconds\tcap\n' >"$results/stages.tsv"
 failed=0
-# stage NAME CAP SECTIONS [VAR=VALUE...]: the suite's SECTIONS within CAP
-# seconds or what is left of the budget, whichever is less.
+# stage NAME CAP COMMAND...: COMMAND within CAP seconds or what is left of
+# the budget, whichever is less, its figures in DIR/NAME.
 stage() {
-	local name=$1 cap=$2 sections=$3 left t0 rc status sid
-	shift 3
+	local name=$1 cap=$2 left t0 rc status sid
+	shift 2
 	[ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || return 0
 	left=$((end - $(date +%s)))
 	[ "$cap" -le "$left" ] || cap=$left
@@ -93,9 +96,8 @@ stage() {
 	mkdir -p "$results/$name"
 	t0=$(date +%s)
 	timeout -k 10 "$cap" setsid bash -c 'echo $$ >"$0"; exec "$@"' "$results/$name/session" \
-		env BUILD=build GOS_GPU_ONLY="$sections" GOS_GPU_RESULTS="$results/$name" \
-		GOS_GPU_DEADLINE=$((t0 + cap - 5)) GOS_GPU_STEP_TIMEOUT=$((cap < 240 ? cap : 240)) "$@" \
-		tests/integration/gpu/run.sh > >(tee "$results/$name/log") 2>&1
+		env BUILD=build GOS_GPU_RESULTS="$results/$name" GOS_GPU_DEADLINE=$((t0 + cap - 5)) \
+		GOS_GPU_STEP_TIMEOUT=$((cap < 240 ? cap : 240)) "$@" > >(tee "$results/$name/log") 2>&1
 	rc=$?	# not waiting for tee: what the stage left may hold its pipe open until killed here
 	sid=$(cat "$results/$name/session" 2>/dev/null) && session_kill "$sid"
 	case $rc in
@@ -106,15 +108,18 @@ stage() {
 	[ "$rc" -eq 0 ] || failed=$((failed + 1))
 	printf '%s\t%s\t%s\t%s\n' "$name" "$status" $(($(date +%s) - t0)) "$cap" >>"$results/stages.tsv"
 }
+suite=tests/integration/gpu/run.sh
 
-stage sanity 60 driver,runtime
-stage lanes 45 lanes
-stage reserve 50 reserve
-relief_cap=110
-stage relief $relief_cap relief GOS_GPU_RELIEF_REPS=$(((relief_cap - 10) * 10 / 315 > 1 ? (relief_cap - 10) * 10 / 315 : 1))
-stage matrix $((end - $(date +%s))) frameworks
+stage bundle 20 ./self-check.sh
+stage sanity 60 env GOS_GPU_ONLY=driver,runtime "$suite"
+stage lanes 45 env GOS_GPU_ONLY=lanes "$suite"
+stage reserve 50 env GOS_GPU_ONLY=reserve "$suite"
+stage relief 110 env GOS_GPU_ONLY=relief "$suite"
+stage matrix $((end - $(date +%s))) env GOS_GPU_ONLY=frameworks "$suite"
 echo "== stages (name, how it ended, seconds, cap):"
 column -t -s $'\t' "$results/stages.tsv" 2>/dev/null || cat "$results/stages.tsv"
 echo "== results in $results: copy it to the build machine and run"
 echo "   bench/gpu_results.py $results bench/RESULTS.md README.md"
+# One file to carry back (the device tool returns few files, two folders deep).
+tar -C "$(dirname "$results")" -czf "$results.tgz" "$(basename "$results")" && echo "   (packed: $results.tgz)"
 [ "$failed" -eq 0 ]
