@@ -116,14 +116,19 @@ def reserve(figures, gpu):
     ]
 
 
-def lanes(d, gpu):
+def pinned(d):
+    """lanes_bench's pinned copies, D2H and H2D GB/s, and its text."""
     f = files(d, "lanes.out")
     text = open(f[0]).read() if f else ""
-    pinned = re.search(r"^pinned d2h ([\d.]+) h2d ([\d.]+)", text, flags=re.M)
+    m = re.search(r"^pinned d2h ([\d.]+) h2d ([\d.]+)", text, flags=re.M)
+    return (float(m.group(1)), float(m.group(2))) if m else (None, None), text
+
+
+def lanes(d, gpu):
+    (d2h, h2d), text = pinned(d)
     runs = re.findall(r"^lanes (\d+) evict ([\d.]+) return ([\d.]+)", text, flags=re.M)
-    if not pinned or not runs:
+    if not d2h or not runs:
         return None
-    d2h, h2d = float(pinned.group(1)), float(pinned.group(2))
     out = [f"Eviction and return with the executor's lanes, {gpu} (lanes_bench):", "",
            "| Lanes | Eviction GB/s | / pinned D2H | Return GB/s | / pinned H2D | Targets |",
            "|---|---|---|---|---|---|"]
@@ -132,7 +137,7 @@ def lanes(d, gpu):
     return out + ["", f"Pinned cudaMemcpy in the same run: D2H {d2h:.1f} GB/s, H2D {h2d:.1f} GB/s."]
 
 
-def relief(d, gpu, capacity):
+def relief(d, gpu, capacity, h2d):
     f = files(d, "relief.tsv")
     lines = [ln.split("\t") for ln in open(f[0]).read().splitlines()[1:]] if f else []
     if not lines:
@@ -142,12 +147,16 @@ def relief(d, gpu, capacity):
            "allocates M and is timed until all of M is on the device (last prefetch location and a context",
            "synchronize). p99 is the nearest rank, so the slowest of few runs; the Runs column says how many",
            "ran of those asked for (fewer when the run's budget was short). Only the rows where job 1 holds",
-           "all of the capacity evict; the others time allocation and prefetch alone.", "",
-           "| Job 1 holds | Job 2 allocates | Workers | Runs | Relief p50, ms | Relief p99, ms |",
-           "|---|---|---|---|---|---|"]
+           "all of the capacity evict; the others time allocation and prefetch alone. The last column is",
+           f"p99 over a pinned host-to-device copy of M at {h2d or '?'} GB/s (lanes_bench, same run).", "",
+           "| Job 1 holds | Job 2 allocates | Workers | Runs | Relief p50, ms | Relief p99, ms |"
+           " p99 / pinned copy of M (target <= 2) |",
+           "|---|---|---|---|---|---|---|"]
     for n, m, n_mib, m_mib, workers, reps, runs, p50, p99 in lines:
+        copy_us = int(m_mib) * 1.048576 / h2d * 1000 if h2d else None
+        ratio = f"{float(p99) / copy_us:.2f}" if copy_us and p99 != "-" else "-"
         out.append(f"| {n_mib} MiB ({n} GiB scaled) | {m_mib} MiB ({m} GiB scaled) | {workers} | {runs} of {reps}"
-                   f" | {ms(p50)} | {ms(p99)} |")
+                   f" | {ms(p50)} | {ms(p99)} | {ratio} |")
     return out
 
 
@@ -196,7 +205,7 @@ def main():
     for name, text in (("bench_gpu_latest", bench(figures, gpu, stages_note(d))),
                        ("bench_gpu_reserve", reserve(figures, gpu)),
                        ("bench_gpu_lanes", lanes(d, gpu)),
-                       ("bench_gpu_relief", relief(d, gpu, info.get("capacity_mib", "?")))):
+                       ("bench_gpu_relief", relief(d, gpu, info.get("capacity_mib", "?"), pinned(d)[0][1]))):
         if text:
             section(results, name, text)
     readme(readme_path, matrix(d, results, card), gpu)
