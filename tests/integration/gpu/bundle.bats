@@ -149,3 +149,30 @@ resum() {
 	[ "$(grep -c '	pass	' "$r/stages.tsv")" -eq 6 ]
 	tar -tzf "$r.tgz" | grep -qx r/sanity/called
 }
+
+@test "the suite runs from the bundle: its driver-API sections on the fake driver behind a stand-in nvidia-smi, and their figures make the tables" {
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	cat >"$BATS_TEST_TMPDIR/bin/nvidia-smi" <<'SMI'
+#!/bin/sh
+case "$*" in
+*compute_cap*) echo 9.0 ;; *memory.total*) echo 4096 ;; *memory.free*) echo 4000 ;;
+*name*) echo "Stand-in GPU" ;; *driver_version*) echo 0.0 ;; *) echo "GPU 0: Stand-in GPU" ;;
+esac
+SMI
+	chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+	r=$BATS_TEST_TMPDIR/r
+	mkdir -p "$r"
+	run env -C "$B" PATH="$BATS_TEST_TMPDIR/bin:$PATH" LD_LIBRARY_PATH="$B/build/tests/fakecuda" FAKECUDA_MEMORY=4G \
+		FAKECUDA_STATE="$BATS_TEST_TMPDIR/fake.state" GOS_GPU_CAPACITY_MIB=2048 GOS_GPU_RELIEF_REPS=1 BUILD=build \
+		GOS_GPU_ONLY=driver,relief GOS_GPU_RESULTS="$r" tests/integration/gpu/run.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== the GPU programs as built for sm_80 90"* ]]
+	[ "$(cut -f2 "$r/checks.tsv" | sort | uniq -c | tr -s ' ')" = " 11 PASS" ]
+	grep -q '^capacity_mib	2048$' "$r/gpu.tsv"
+	[ "$(sed -n '$p' "$r/relief.tsv" | cut -f1-7)" = "32	32	2048	1024	default	1	1" ]
+	cp bench/RESULTS.md README.md "$BATS_TEST_TMPDIR/"
+	python3 bench/gpu_results.py "$r" "$BATS_TEST_TMPDIR/RESULTS.md" "$BATS_TEST_TMPDIR/README.md"
+	grep -q '^| 2048 MiB (32 GiB scaled) | 1024 MiB (32 GiB scaled) | default | 1 of 1 | [0-9.]* | [0-9.]* | - |$' \
+		"$BATS_TEST_TMPDIR/RESULTS.md"
+}
