@@ -139,6 +139,10 @@ resum() {
 	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$B/run.sh" --results "$BATS_TEST_TMPDIR/r"
 	echo "$output"
 	[ "$status" -eq 0 ]
+	run env PATH="$BATS_TEST_TMPDIR/bin:$PATH" "$B/run.sh" --results "$BATS_TEST_TMPDIR/r2" --only matrix --rows numba,triton
+	[ "$status" -eq 0 ]
+	[ "$(cut -d' ' -f1 "$BATS_TEST_TMPDIR/r2/matrix/called")" = numba,triton ]
+	[ ! -e "$BATS_TEST_TMPDIR/r2/sanity" ]
 	r=$BATS_TEST_TMPDIR/r
 	[ "$(cut -d' ' -f1 "$r/lanes/called")" = lanes ]
 	[ "$(cut -d' ' -f1 "$r/reserve/called")" = reserve ]

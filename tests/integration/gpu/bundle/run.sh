@@ -3,6 +3,8 @@
 # GPU, in priority order, within a budget of wall time, as root on a node
 # with the NVIDIA driver and Python.
 #   ./run.sh [--budget SECONDS] [--results DIR] [--only STAGE[,STAGE...]]
+#            [--rows ROW[,ROW...]]   the matrix's rows to run (all by default;
+#                                    tests/integration/gpu/run.sh --list names them)
 #   ./run.sh --self-check        the check without a GPU (self-check.sh)
 # Each stage is tests/integration/gpu/run.sh with its sections, in a
 # process session of its own, under `timeout` at the stage's cap and the
@@ -33,24 +35,28 @@
 #                                 8 GiB evicted) x 9 cells: the suite runs
 #                                 (time left - 10) / 31.5 = 3 repetitions at this
 #                                 cap (10 with 330 s)
-#   matrix   the rest, ~240 s     15 rows, each run without and under the agent:
-#                                 ~20-40 s a row (imports, work, the press), ~400 s
-#                                 in full; PyTorch first, then JAX, CuPy, Numba,
-#                                 Triton, pools, threads: a row starts only with
-#                                 60 s left, the others say "not run: budget"
+#   matrix   the rest, ~240 s     15 rows, each run without the agent, then under
+#                                 it beside a holder of 60% for 10 s: 25-45 s a
+#                                 row (two cold imports, the work, the press),
+#                                 ~500 s in full, so 5-9 rows fit: PyTorch's 7
+#                                 first, then JAX, CuPy, Numba, Triton, pools,
+#                                 threads. A row starts only with 60 s left; the
+#                                 others say "not run: budget", and a second run
+#                                 with --only matrix --rows ... takes them
 #   margin    15 s                the kill grace and the summary
 # Estimates from the code and the 2026-11-22 figures, not yet measured as
 # stages: the first GPU run's stages.tsv gives each stage's real cost.
 set -uo pipefail
 cd "$(dirname "$0")" || exit 1
-budget=540 results='' only=''
+budget=540 results='' only='' rows=frameworks
 while [ $# -gt 0 ]; do
 	case $1 in
 	--budget) budget=${2:-}; shift 2 ;;
 	--results) results=${2:-}; shift 2 ;;
 	--only) only=${2:-}; shift 2 ;;
+	--rows) rows=${2:-}; shift 2 ;;
 	--self-check) exec ./self-check.sh ;;
-	*) echo "usage: run.sh [--budget SECONDS] [--results DIR] [--only STAGE,...] | --self-check"; exit 2 ;;
+	*) echo "usage: run.sh [--budget SECONDS] [--results DIR] [--only STAGE,...] [--rows ROW,...] | --self-check"; exit 2 ;;
 	esac
 done
 [[ $budget =~ ^[0-9]+$ ]] && [ "$budget" -ge 30 ] || { echo "run.sh: --budget takes whole seconds, at least 30: '$budget'"; exit 2; }
@@ -115,7 +121,7 @@ stage sanity 60 env GOS_GPU_ONLY=driver,runtime "$suite"
 stage lanes 45 env GOS_GPU_ONLY=lanes "$suite"
 stage reserve 50 env GOS_GPU_ONLY=reserve "$suite"
 stage relief 110 env GOS_GPU_ONLY=relief "$suite"
-stage matrix $((end - $(date +%s))) env GOS_GPU_ONLY=frameworks "$suite"
+stage matrix $((end - $(date +%s))) env GOS_GPU_ONLY="$rows" "$suite"
 echo "== stages (name, how it ended, seconds, cap):"
 column -t -s $'\t' "$results/stages.tsv" 2>/dev/null || cat "$results/stages.tsv"
 echo "== results in $results: copy it to the build machine and run"
