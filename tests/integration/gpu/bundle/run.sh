@@ -28,7 +28,7 @@
 #                                 directions x 3 x 4 GiB / ~25 GB/s ~ 4 s, plus
 #                                 advice and pinned baselines; evict and
 #                                 evict-chunks of 4 GiB at ~6.4 GB/s ~ 2 s each
-#   reserve  cap  50, est. ~35 s  12 gpu_bench processes (~1-2 s of context each):
+#   reserve  cap  50, est. ~35 s  10 gpu_bench processes (~1-2 s of context each):
 #                                 bandwidth over 4 GiB, 200 x 64 MiB allocations
 #                                 (~0.1 s), an 8 GiB reserve populated (~2 s)
 #   relief   cap 110, est. ~3.5 s a run (two contexts, up to 16 GiB allocated and
