@@ -141,6 +141,7 @@ void Daemon::slurm_tick()
 	if (now == slurm_generation_)
 		return;
 	slurm_generation_ = now;
+	reconciler_.take_slurm_names();	// saved by the next checkpoint
 	policy_.apply_all(ledger_.jobs());
 	tick();
 }

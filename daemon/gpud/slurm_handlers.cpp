@@ -41,6 +41,7 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 	if (fresh) {
 		reconciler_.sweep();
 		job = &ledger_.create(req);
+		reconciler_.follow(job->id);
 	}
 	else if (job->uid != req.uid)
 		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};
