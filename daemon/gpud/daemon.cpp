@@ -150,6 +150,7 @@ std::vector<std::string> Daemon::reload(const config::Config &next)
 {
 	if (auto problems = directory_problems(next); !problems.empty())
 		throw std::runtime_error(problems.front());
+	hold_own_directories(next);
 	std::vector<std::string> kept;
 	for (const auto &key : config::restart_only_changes(cfg_.start, next.start))
 		kept.push_back(key + " changes take effect when gpuoversubd restarts");
