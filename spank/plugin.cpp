@@ -114,6 +114,8 @@ bool resolve(spank_t sp)
 		return false;
 	};
 	// Known in the job's steps; at submit time only the plain entries apply.
+	// The environment's word, which its user may set, serves only to tell
+	// the user early: the daemon applies the ceiling of slurmctld's names.
 	std::string partition = env_of(sp, "SLURM_JOB_PARTITION"), qos = env_of(sp, "SLURM_JOB_QOS");
 	auto policy = read_policy();
 	Request r;
@@ -148,11 +150,6 @@ std::pair<std::uint32_t, std::uint32_t> job_and_step(spank_t sp)
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
 	return {job, step};
-}
-
-void copy_name(char (&dst)[GOS_NAME_LEN], const std::string &src)
-{
-	std::snprintf(dst, sizeof dst, "%s", src.c_str());
 }
 
 // This node's Slurm name: SLURMD_NODENAME is set only when the tasks start,
@@ -207,9 +204,10 @@ void register_step(spank_t sp)
 			req.gpus[req.ngpus++] = g;
 	req.factor_milli = state.effective.factor_milli();
 	req.size_limit = state.effective.kind == Request::Kind::size ? state.effective.size : 0;
-	copy_name(req.partition, env_of(sp, "SLURM_JOB_PARTITION"));
-	copy_name(req.account, env_of(sp, "SLURM_JOB_ACCOUNT"));
-	copy_name(req.qos, env_of(sp, "SLURM_JOB_QOS"));
+	// No partition, account or QOS: Slurm 22.05 gives a plugin none of them
+	// but through the job's environment, which its user may set. The daemon
+	// asks slurmctld, and weighs the job by the policy's plain entries until
+	// it has answered.
 	StepShards shards = step_shards(env_of(sp, "SLURM_SHARDS_ON_NODE"), req.ngpus, gres_conf_shards(sp));
 	for (std::uint32_t i = 0; i < req.ngpus; i++) {
 		req.shards_held[i] = shards.held;

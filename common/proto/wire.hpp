@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <gpuoversub/abi.h>
+#include "common/util/text.hpp"
 
 namespace gos::proto {
 
@@ -90,6 +91,15 @@ template <std::size_t N>
 bool terminated(const char (&s)[N])
 {
 	return std::memchr(s, 0, N) != nullptr;
+}
+
+// True if a fixed char array holds a NUL-terminated string without control
+// characters (ESC, BEL, a newline...): a name the daemon logs and prints.
+template <std::size_t N>
+bool printable_name(const char (&s)[N])
+{
+	const void *end = std::memchr(s, 0, N);
+	return end && !has_control(std::string_view(s, static_cast<const char *>(end) - s));
 }
 
 } // namespace gos::proto

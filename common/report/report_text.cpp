@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/util/text.hpp"
 #include "common/util/units.hpp"
 
 namespace gos::gpud {
@@ -19,8 +20,8 @@ std::string weights_text(const nlohmann::json &r)
 	for (const auto &w : r.value("weights", nlohmann::json::array())) {
 		s << "  GPU " << w["gpu"].get<unsigned>() << " weight " << w["nominal"].get<double>() << ":";
 		for (const auto &f : w["derivation"])
-			s << " " << f["fact"].get<std::string>() << " x" << f["factor"].get<double>() << " ("
-			  << f["why"].get<std::string>() << ");";
+			s << " " << escaped(f["fact"].get<std::string>()) << " x" << f["factor"].get<double>() << " ("
+			  << escaped(f["why"].get<std::string>()) << ");";
 		s << "\n";
 	}
 	return s.str();

@@ -1,5 +1,7 @@
 #include "common/util/atomic_file.hpp"
 
+#include "common/util/held_dir.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -58,7 +60,8 @@ void write_file_atomically(const std::string &path, const std::string &content, 
 	std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
 	if (name.empty())
 		fail("cannot write", path, EISDIR);
-	Fd dfd{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+	int held = held_directory(dir);
+	Fd dfd{held >= 0 ? ::fcntl(held, F_DUPFD_CLOEXEC, 0) : ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
 	if (dfd.fd < 0)
 		fail("cannot open the directory", dir, errno);
 	std::string tmp = temporary_name(name);
@@ -83,6 +86,16 @@ void write_file_atomically(const std::string &path, const std::string &content, 
 		throw;
 	}
 	::fsync(dfd.fd);
+}
+
+void remove_file(const std::string &path)
+{
+	std::size_t slash = path.find_last_of('/');
+	std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	if (int held = held_directory(dir); held >= 0)
+		::unlinkat(held, path.substr(slash + 1).c_str(), 0);
+	else
+		::unlink(path.c_str());
 }
 
 void make_dirs(const std::string &path, unsigned mode)

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/util/held_dir.hpp"
 #include "common/util/units.hpp"
 
 namespace gos {
@@ -36,7 +37,7 @@ std::string read_regular_file(const std::string &path, const ReadRules &rules)
 {
 	// O_NONBLOCK: opening a FIFO must not wait for a writer.
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | (rules.own_record ? O_NOFOLLOW : 0);
-	int fd = ::open(path.c_str(), flags);
+	int fd = open_in_held(path, flags);
 	if (fd < 0) {
 		int err = errno;
 		refuse(path, err == ELOOP && rules.own_record ? "is a symbolic link, not a record the daemon wrote"

@@ -2,6 +2,8 @@
 // regular file (never a directory, a FIFO that would block, or a device
 // such as /dev/zero that never ends) of a bounded size, and for the
 // daemon's own records, no symbolic link and owned by the daemon's user.
+// A file in a directory the daemon holds open (held_dir.hpp) is opened
+// relative to that descriptor.
 #pragma once
 
 #include <cstddef>

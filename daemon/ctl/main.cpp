@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/report/report_text.hpp"
+#include "common/util/text.hpp"
 #include "common/util/units.hpp"
 #include "common/proto/client.hpp"
 #include "sim/cli.hpp"
@@ -50,21 +51,28 @@ std::string gib(const json &v)
 	return gos::format_bytes(v.get<std::uint64_t>());
 }
 
+// A string of the daemon's answer, for root's terminal: what a user chose
+// may be in it, so control characters are shown as \xNN, never sent raw.
+std::string text(const json &v)
+{
+	return gos::escaped(v.get<std::string>());
+}
+
 // A partition, account or QOS name; an empty one is said, not left blank.
 std::string named(const json &v)
 {
-	std::string s = v.get<std::string>();
+	std::string s = text(v);
 	return s.empty() ? "(none)" : s;
 }
 
 void print_status(const json &s)
 {
 	std::printf("engine: %s, GPUs from %s; %zu job(s), %zu agent(s) connected\n",
-		    s["engine"].get<std::string>().c_str(), s["gpu_source"].get<std::string>().c_str(),
+		    text(s["engine"]).c_str(), text(s["gpu_source"]).c_str(),
 		    s["jobs"].get<std::size_t>(), s["agents"].get<std::size_t>());
 	for (const auto &g : s["gpus"]) {
 		std::printf("\nGPU %u  %s  NUMA %d%s\n  capacity %s, used %s, outside gpuoversub %s\n", g["gpu"].get<unsigned>(),
-			    g["pci_bus_id"].get<std::string>().c_str(), g["numa_node"].get<int>(),
+			    text(g["pci_bus_id"]).c_str(), g["numa_node"].get<int>(),
 			    g["simulated"].get<bool>() ? "  (simulated)" : "", gib(g["capacity"]).c_str(),
 			    gib(g["used"]).c_str(), gib(g["external"]).c_str());
 		if (g["tenants"].empty()) {
@@ -112,18 +120,18 @@ void print_explain(const json &e)
 	print_job_line(e);
 	const json &o = e["oversub"];
 	std::printf("--gpu-mem-oversub %s; ceiling on FACTOR %g (%s); a job here that gives none gets %s (%s)\n",
-		    o["asked"].get<std::string>().c_str(), o["ceiling"].get<double>(),
-		    o["ceiling_from"].get<std::string>().c_str(), o["default"].get<std::string>().c_str(),
-		    o["default_from"].get<std::string>().c_str());
+		    text(o["asked"]).c_str(), o["ceiling"].get<double>(),
+		    text(o["ceiling_from"]).c_str(), text(o["default"]).c_str(),
+		    text(o["default_from"]).c_str());
 	for (const auto &g : e["gpus"]) {
 		std::printf("GPU %u: weight %.2f", g["gpu"].get<unsigned>(), g["weight"].get<double>());
 		for (const auto &s : g["derivation"])	// the factors, multiplied
-			std::printf("\n  %-9s x %-8g %s", s["fact"].get<std::string>().c_str(), s["factor"].get<double>(),
-				    s["why"].get<std::string>().c_str());
+			std::printf("\n  %-9s x %-8g %s", text(s["fact"]).c_str(), s["factor"].get<double>(),
+				    text(s["why"]).c_str());
 		std::printf("\n  minimum %s, limit %s, demand %s\n  entitled to %s: %s\n  on the GPU %s, in host RAM %s\n",
 			    gib(g["min_bytes"]).c_str(), g["limit"].get<std::uint64_t>() ? gib(g["limit"]).c_str() : "none",
 			    gib(g["demand"]).c_str(), gib(g["entitlement"]).c_str(),
-			    g["entitlement_why"].get<std::string>().c_str(), gib(g["resident"]).c_str(), gib(g["host"]).c_str());
+			    text(g["entitlement_why"]).c_str(), gib(g["resident"]).c_str(), gib(g["host"]).c_str());
 	}
 }
 
@@ -190,7 +198,7 @@ int main(int argc, char **argv)
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}
 	} catch (const std::exception &e) {
-		std::cerr << "gpuoversubctl: " << e.what() << "\n";
+		std::cerr << "gpuoversubctl: " << gos::escaped(e.what()) << "\n";
 		return 1;
 	}
 	return 0;

@@ -52,8 +52,9 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 	if (auto why = proto::decode(f, req))
 		return {-EINVAL, *why, {}};
 	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
-	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::terminated(req.node))
-		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name", {}};
+	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::printable_name(req.node))
+		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name "
+				 "without control characters", {}};
 	// Counted so far under the old rank; from now on under the new one.
 	s.rank = req.rank;
 	ledger_.at(s.job).rank(s.rank, s.peer.pid);
@@ -76,8 +77,9 @@ Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
 	std::vector<gos_rank_record> records(head.count);
 	std::memcpy(records.data(), f.payload.data() + sizeof head, records.size() * sizeof(gos_rank_record));
 	for (const auto &r : records)
-		if (r.rank < 0 || !proto::terminated(r.node))
-			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name", {}};
+		if (r.rank < 0 || !proto::printable_name(r.node))
+			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name without control "
+					 "characters", {}};
 	Job &job = ledger_.at(s.job);
 	for (const auto &r : records)
 		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,

@@ -141,6 +141,7 @@ void Daemon::slurm_tick()
 	if (now == slurm_generation_)
 		return;
 	slurm_generation_ = now;
+	reconciler_.take_slurm_names();	// saved by the next checkpoint
 	policy_.apply_all(ledger_.jobs());
 	tick();
 }
@@ -149,6 +150,7 @@ std::vector<std::string> Daemon::reload(const config::Config &next)
 {
 	if (auto problems = directory_problems(next); !problems.empty())
 		throw std::runtime_error(problems.front());
+	hold_own_directories(next);
 	std::vector<std::string> kept;
 	for (const auto &key : config::restart_only_changes(cfg_.start, next.start))
 		kept.push_back(key + " changes take effect when gpuoversubd restarts");

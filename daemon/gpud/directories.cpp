@@ -1,6 +1,7 @@
 #include "daemon/gpud/directories.hpp"
 
 #include "common/util/atomic_file.hpp"
+#include "common/util/held_dir.hpp"
 #include "common/util/trusted_dir.hpp"
 
 namespace gos::gpud {
@@ -35,6 +36,14 @@ void make_own_directories(const config::Config &cfg)
 	make_dirs(cfg.start.state_dir, 0700);
 	make_dirs(cfg.policy.report_dir, 0755);
 	make_dirs(directory_of(cfg.start.socket), 0755);
+}
+
+void hold_own_directories(const config::Config &cfg)
+{
+	hold_directory(cfg.start.state_dir);
+	hold_directory(cfg.policy.report_dir);
+	if (!cfg.policy.exporter_textfile.empty())
+		hold_directory(directory_of(cfg.policy.exporter_textfile));
 }
 
 } // namespace gos::gpud

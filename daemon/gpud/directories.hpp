@@ -19,4 +19,10 @@ std::vector<std::string> directory_problems(const config::Config &cfg);
 // they exist as the daemon's own before they are checked.
 void make_own_directories(const config::Config &cfg);
 
+// Holds the state, report and textfile directories open once they passed
+// directory_problems: what is written there afterwards goes where the
+// check looked, whatever is renamed or re-pointed since (held_dir.hpp).
+// Throws std::runtime_error when one cannot be opened without a link.
+void hold_own_directories(const config::Config &cfg);
+
 } // namespace gos::gpud

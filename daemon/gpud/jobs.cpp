@@ -278,7 +278,7 @@ void JobStore::save(const Job &job) const
 
 void JobStore::remove(std::uint64_t job) const
 {
-	::unlink(path(job).c_str());
+	remove_file(path(job));
 }
 
 } // namespace gos::gpud

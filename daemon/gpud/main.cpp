@@ -62,6 +62,7 @@ int main(int argc, char **argv)
 			std::cout << config_path << ": policy valid; " << gpus.gpus.size() << " GPU(s) from " << gpus.source << "\n";
 			return 0;
 		}
+		gpud::hold_own_directories(cfg);
 		auto engine = gpud::make_engine(cfg);
 		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub)";
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));

@@ -91,4 +91,19 @@ std::size_t Reconciler::sweep()
 	return gone.size();
 }
 
+void Reconciler::take_slurm_names()
+{
+	for (auto &[id, job] : ledger_.jobs()) {
+		auto names = slurm_.job(id).names;
+		if (job.ended || !names || (job.partition == names->partition && job.account == names->account &&
+					    job.qos == names->qos))
+			continue;
+		GOS_LOG(log::info, "job " << id << ": weighed by slurmctld's partition '" << names->partition
+					  << "', account '" << names->account << "', QOS '" << names->qos << "'");
+		job.partition = names->partition;
+		job.account = names->account;
+		job.qos = names->qos;
+	}
+}
+
 } // namespace gos::gpud

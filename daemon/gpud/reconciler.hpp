@@ -72,6 +72,12 @@ public:
 
 	// Ends every job that is gone (its report says why); returns how many.
 	std::size_t sweep();
+	// A job just registered: Slurm is asked about it now, for its state and
+	// the names it is weighed by.
+	void follow(std::uint64_t job) { slurm_.ask(job); }
+	// Gives each running job the partition, account and QOS slurmctld
+	// holds for it, once read.
+	void take_slurm_names();
 
 private:
 	const config::Config &cfg_;

@@ -43,8 +43,9 @@ SlurmReading parse_slurm_facts(const std::string &text)
 	std::istringstream in(text);
 	for (std::string line; std::getline(in, line);) {
 		std::istringstream words(line);
-		std::string kind, a, b, c, extra;
-		words >> kind >> a >> b >> c >> extra;
+		std::string kind, a, b, c, e, extra;
+		words >> kind >> a >> b >> c >> e >> extra;
+		auto name = [](const std::string &w) { return w == "-" ? std::string() : w; };
 		std::uint32_t u = 0;
 		std::uint64_t id = 0;
 		double d = 0;
@@ -52,13 +53,15 @@ SlurmReading parse_slurm_facts(const std::string &text)
 			r.partition_factor[a] = u;
 		else if (kind == "qos" && c.empty() && number(b, u))
 			r.qos_priority[a] = u;
-		else if (kind == "fairshare" && extra.empty() && number(c, d) && std::isfinite(d) && d >= 0 && d <= 1)
+		else if (kind == "fairshare" && e.empty() && number(c, d) && std::isfinite(d) && d >= 0 && d <= 1)
 			r.fairshare[{a, b}] = d;
 		else if (kind == "job" && number(a, id) && id && b == "unknown" && c.empty())
 			r.jobs[id] = {true, "unknown to slurmctld"};
 		else if (kind == "job" && number(a, id) && id && (b == "running" || b == "finished") && !c.empty() &&
-			 extra.empty())
+			 e.empty())
 			r.jobs[id] = {b == "finished", c};
+		else if (kind == "names" && number(a, id) && id && !e.empty() && extra.empty())
+			r.names[id] = {name(b), name(c), name(e)};
 		else if (kind == "unavailable" && !b.empty())
 			r.unavailable[a] = line.substr(line.find(b, line.find(a) + a.size()));
 		else if (!line.empty())
@@ -84,7 +87,7 @@ void SlurmFacts::configure(const config::SlurmWeights &settings)
 	{
 		std::lock_guard lock(mu_);
 		settings_ = settings;
-		reconfigured_ = true;
+		read_now_ = true;
 	}
 	wake_.notify_all();	// read now, with the new settings
 }
@@ -117,7 +120,7 @@ void SlurmFacts::run(std::stop_token stop)
 				log_("Slurm facts: ignored a line not understood: '" + line + "'");
 		garbled_ = std::move(r.garbled);
 		wake_.wait_for(lock, stop, std::chrono::nanoseconds(settings_.refresh_ns),
-			       [this] { return std::exchange(reconfigured_, false); });
+			       [this] { return std::exchange(read_now_, false); });
 	}
 }
 
@@ -172,6 +175,11 @@ void SlurmFacts::take_jobs(const SlurmReading &r, const std::set<std::uint64_t> 
 		bool was_finished = before != jobs_.end() && before->second.is == SlurmJob::Is::finished;
 		if (j.is == SlurmJob::Is::finished)
 			j.finished_since = was_finished ? before->second.finished_since : now;
+		if (auto names = r.names.find(id); names != r.names.end())
+			j.names = names->second;
+		// New names weigh the job differently: the event loop applies them.
+		if (j.names && (before == jobs_.end() || before->second.names != j.names))
+			generation_++;
 	}
 	jobs_ = std::move(fresh);
 }
@@ -182,13 +190,23 @@ void SlurmFacts::watch(std::set<std::uint64_t> jobs)
 	watched_ = std::move(jobs);
 }
 
+void SlurmFacts::ask(std::uint64_t job)
+{
+	{
+		std::lock_guard lock(mu_);
+		watched_.insert(job);
+		read_now_ = true;
+	}
+	wake_.notify_all();
+}
+
 SlurmJob SlurmFacts::job(std::uint64_t id) const
 {
 	std::lock_guard lock(mu_);
 	if (!watched_.count(id))
 		return {};
 	if (!jobs_kind_.failure.empty())
-		return {SlurmJob::Is::unreachable, "", 0, jobs_kind_.failure};
+		return {SlurmJob::Is::unreachable, "", 0, jobs_kind_.failure, std::nullopt};
 	auto it = jobs_.find(id);
 	return it == jobs_.end() ? SlurmJob{} : it->second;
 }

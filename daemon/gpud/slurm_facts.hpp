@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -36,12 +37,20 @@ struct SlurmJobLine {
 	bool operator==(const SlurmJobLine &) const = default;
 };
 
+// The names a job is weighed by, as slurmctld holds them; empty for none.
+// The job's own environment is never asked: its user sets that.
+struct SlurmNames {
+	std::string partition, account, qos;
+	bool operator==(const SlurmNames &) const = default;
+};
+
 // One reading of the facts program's output. Each kind (partitions, qos,
 // fairshare, jobs) was read, or is named in `unavailable` with the reason.
 struct SlurmReading {
 	std::map<std::string, std::uint32_t> partition_factor, qos_priority;
 	std::map<std::pair<std::string, std::string>, double> fairshare;	// by (account, user)
 	std::map<std::uint64_t, SlurmJobLine> jobs;
+	std::map<std::uint64_t, SlurmNames> names;
 	std::map<std::string, std::string> unavailable;				// kind -> reason
 	std::vector<std::string> garbled;					// lines not understood
 };
@@ -54,6 +63,7 @@ struct SlurmJob {
 	std::string state;		 // running, finished: Slurm's name of it
 	std::int64_t finished_since = 0; // finished: when first read so (time())
 	std::string reason;		 // unreachable: why
+	std::optional<SlurmNames> names; // running, finished: read with the state
 };
 
 // What one refresh asks of the facts program.
@@ -84,6 +94,9 @@ public:
 	// The jobs whose state the next refreshes read; the others are
 	// forgotten.
 	void watch(std::set<std::uint64_t> jobs);
+	// A job just registered: watched, and read now rather than at the next
+	// refresh, for its names.
+	void ask(std::uint64_t job);
 	// What the latest refreshes read of a watched job.
 	SlurmJob job(std::uint64_t id) const;
 	// Changes whenever a cached value does, for the event loop to re-apply
@@ -113,7 +126,7 @@ private:
 	std::map<std::uint64_t, SlurmJob> jobs_;	// of the latest reading that had them
 	Kind partitions_kind_, qos_kind_, fairshare_kind_, jobs_kind_;
 	std::uint64_t generation_ = 0, readings_ = 0;
-	bool reconfigured_ = false;
+	bool read_now_ = false;	// reconfigured, or a new job asked about
 	std::vector<std::string> garbled_;	// of the latest reading, logged
 	std::jthread thread_;	// last: started once the rest is ready
 };

@@ -25,9 +25,9 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 		return {-EINVAL, "job id 0", {}};
 	if (!req.ngpus || req.ngpus > GOS_MAX_STEP_GPUS)
 		return {-EINVAL, "a step needs 1 to " + std::to_string(GOS_MAX_STEP_GPUS) + " GPUs", {}};
-	if (!proto::terminated(req.partition) || !proto::terminated(req.account) || !proto::terminated(req.qos) ||
-	    !proto::terminated(req.shards_reason))
-		return {-EINVAL, "partition, account, QOS name or shards reason not terminated", {}};
+	if (!proto::printable_name(req.partition) || !proto::printable_name(req.account) ||
+	    !proto::printable_name(req.qos) || !proto::printable_name(req.shards_reason))
+		return {-EINVAL, "partition, account, QOS name or shards reason not terminated, or with a control character", {}};
 	std::set<std::uint32_t> seen;
 	for (std::uint32_t i = 0; i < req.ngpus; i++) {
 		if (req.gpus[i] >= gpus_.size())
@@ -41,6 +41,7 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 	if (fresh) {
 		reconciler_.sweep();
 		job = &ledger_.create(req);
+		reconciler_.follow(job->id);
 	}
 	else if (job->uid != req.uid)
 		return {-EPERM, "job " + std::to_string(req.job_id) + " is registered for another user", {}};

@@ -10,6 +10,10 @@
 //   job ID running|finished STATE	(only the jobs asked with --jobs; a job
 //					whose epilog still runs is running COMPLETING)
 //   job ID unknown			(slurmctld knows no such job: purged)
+//   names ID PARTITION ACCOUNT QOS	(with each job line that has a state; - for
+//					none: the names the job is weighed by, as
+//					slurmctld holds them, never the job's own
+//					environment)
 //   unavailable partitions|qos|fairshare|jobs REASON
 //
 // Exit status 0 whatever Slurm answered: what it could not read is said
@@ -111,6 +115,18 @@ void fairshare()
 const char *const state_names[] = {"PENDING",	 "RUNNING",   "SUSPENDED", "COMPLETED", "CANCELLED",	 "FAILED",
 				    "TIMEOUT",	 "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
 
+// A name slurmctld holds, or - for none (and for one that would not read
+// back as one word).
+const char *word(const char *name)
+{
+	if (!name || !*name)
+		return "-";
+	for (const char *c = name; *c; c++)
+		if (static_cast<unsigned char>(*c) <= ' ' || *c == 0x7f)
+			return "-";
+	return name;
+}
+
 // Where each job asked about is in its life, as slurmctld says.
 void jobs(const std::vector<std::uint32_t> &ids)
 {
@@ -135,6 +151,7 @@ void jobs(const std::vector<std::uint32_t> &ids)
 				std::printf("job %u running COMPLETING\n", id);
 			else
 				std::printf("job %u %s %s\n", id, base < JOB_COMPLETE ? "running" : "finished", name);
+			std::printf("names %u %s %s %s\n", id, word(j.partition), word(j.account), word(j.qos));
 			break;
 		}
 		slurm_free_job_info_msg(msg);

@@ -191,6 +191,8 @@ struct gos_req_step {
 	__u32 gpus[GOS_MAX_STEP_GPUS];	/* node GPU indices */
 	__u32 factor_milli;		/* --gpu-mem-oversub=FACTOR x 1000, or 0 */
 	__u64 size_limit;		/* --gpu-mem-oversub=SIZE in bytes, or 0 */
+	/* root's word until slurmctld's is read, which replaces it; the
+	 * plugin sends none, for the job's environment is its user's */
 	char partition[GOS_NAME_LEN];
 	char account[GOS_NAME_LEN];
 	char qos[GOS_NAME_LEN];

@@ -21,7 +21,9 @@ using namespace gos_test;
 
 namespace {
 
-// A 64 KiB tmpfs over DIR, filled to the last block; unmounted on scope exit.
+// A 64 KiB tmpfs over DIR, mounted before the daemon starts (it holds its
+// directories open from then on), filled to the last block by fill();
+// unmounted on scope exit.
 struct FullDisk {
 	std::string dir, filler;
 	explicit FullDisk(const std::string &d) : dir(d), filler(d + "/filler")
@@ -29,6 +31,9 @@ struct FullDisk {
 		::mkdir(dir.c_str(), 0755);	// the report directory may not be made yet
 		BOOST_REQUIRE_MESSAGE(::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k,mode=0700") == 0,
 				      "mount tmpfs on " << dir << ": " << std::strerror(errno));
+	}
+	void fill()
+	{
 		int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 		BOOST_REQUIRE(fd >= 0);
 		std::vector<char> block(4096, 'x');
@@ -53,8 +58,10 @@ std::size_t count(const std::string &text, const std::string &what)
 
 BOOST_AUTO_TEST_CASE(a_registration_that_cannot_be_saved_is_refused)
 {
-	DaemonUnderTest d("");
+	DaemonUnderTest d("", false);
 	FullDisk disk(d.state_dir);
+	d.start();
+	disk.fill();
 	gos_req_step s{};
 	s.job_id = 41;
 	s.ngpus = 1;
@@ -70,9 +77,11 @@ BOOST_AUTO_TEST_CASE(a_registration_that_cannot_be_saved_is_refused)
 
 BOOST_AUTO_TEST_CASE(a_task_registration_that_cannot_be_saved_is_refused_and_undone)
 {
-	DaemonUnderTest d("");
-	d.register_step(43);
+	DaemonUnderTest d("", false);
 	FullDisk disk(d.state_dir);
+	d.start();
+	d.register_step(43);
+	disk.fill();
 	gos_req_task t{};
 	t.job_id = 43;
 	t.pid = static_cast<std::uint32_t>(::getpid());
@@ -88,9 +97,11 @@ BOOST_AUTO_TEST_CASE(a_task_registration_that_cannot_be_saved_is_refused_and_und
 
 BOOST_AUTO_TEST_CASE(a_pending_report_logs_its_error_once_not_every_second)
 {
-	DaemonUnderTest d("");
-	d.register_step(42);
+	DaemonUnderTest d("", false);
 	FullDisk disk(d.report_dir);
+	d.start();
+	d.register_step(42);
+	disk.fill();
 	d.end_step(42);
 	const std::string line = "report for job 42 not written";
 	BOOST_REQUIRE(eventually([&] { return count(d.log(), line) >= 1; }));

@@ -123,6 +123,28 @@ refused_at_start() {
 	[ ! -e "$D/nb/state" ]	# nothing created in the neighbour's directory
 }
 
+@test "a neighbour's link in a sticky directory, pointing at root's own directory: refused by --check and at start" {
+	# Issue 24, finding 8: stat followed the link, saw root's directory and
+	# passed; the neighbour then re-pointed it at their own.
+	mkdir -m 1777 "$D/tmp"
+	as_neighbour 1 ln -s "$D/reports" "$D/tmp/reports"
+	policy
+	sed -i "s|^reports: .*|reports: {dir: $D/tmp/reports}|" "$D/p.yaml"
+	run timeout 10 "$GPUD" --check -c "$D/p.yaml"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"report directory $D/tmp/reports is a symbolic link, $D/tmp/reports, owned by uid $(neighbour_uid 1) (gos-nb1)"* ]]
+	run timeout 10 "$GPUD" -c "$D/p.yaml"
+	[ "$status" -eq 1 ]
+	[ ! -S "$D/run/s.sock" ]
+	# Root's own link there is root's word: accepted.
+	rm "$D/tmp/reports"
+	ln -s "$D/reports" "$D/tmp/reports"
+	run timeout 10 "$GPUD" --check -c "$D/p.yaml"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
 # A valid job record of job 101 for uid gos-nb1, as the daemon writes them.
 plant_record() {
 	python3 - "$1" "$(neighbour_uid 1)" <<'PY'

@@ -11,6 +11,9 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
   gos_agent.py SOCKET alloc N
       Hello, then N allocations of 4 KiB; prints "alloc I STATUS ERROR" for
       each, then frees the first and allocates once more ("again ...").
+  gos_agent.py SOCKET rank NODE
+      Hello, then says it is MPI rank 0 of 1 on node NODE; prints "rank
+      STATUS ERROR". Exits 0 if hello was accepted.
   gos_agent.py SOCKET at-pid PID USER hello [...]
       As root: places a child on exactly PID (kernel.ns_last_pid), which
       becomes USER and says hello as above. Tries until a deadline; exits 3
@@ -28,7 +31,8 @@ ABI_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inclu
 with open(ABI_H) as abi:	# the version the daemon built from this tree speaks
     VERSION = int(re.search(r"#define GOS_WIRE_VERSION (\d+)", abi.read()).group(1))
 MAGIC, REPLY = 0x31534F47, 0x100
-HELLO, ALLOC, FREE, STATS = 1, 2, 3, 7
+HELLO, ALLOC, FREE, STATS, RANK = 1, 2, 3, 7, 17
+NAME_LEN = 64
 HDR = struct.Struct("<IHHII")
 REP = struct.Struct("<iI128s")
 
@@ -99,6 +103,16 @@ def allocs(path, n):
     return 0
 
 
+def rank(path, node):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    name = node.encode()[:NAME_LEN - 1].ljust(NAME_LEN, b"\0")
+    status, error, _ = call(sock, RANK, struct.pack("<iiII", 0, 0, 1, 0) + name)
+    print("rank", status, error, flush=True)
+    return 0
+
+
 def at_pid(path, pid, user, args):
     who = pwd.getpwnam(user)
     deadline = time.monotonic() + 20
@@ -129,6 +143,8 @@ def main(argv):
         return hello_and_stats(argv[1], argv[3:])
     if len(argv) == 4 and argv[2] == "alloc":
         return allocs(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "rank":
+        return rank(argv[1], argv[3])
     if len(argv) >= 6 and argv[2] == "at-pid" and argv[5] == "hello":
         return at_pid(argv[1], int(argv[3]), argv[4], argv[6:])
     print(__doc__, file=sys.stderr)

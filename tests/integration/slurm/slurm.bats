@@ -76,12 +76,49 @@ oversub_of() { ctl --json explain "$1" | python3 -c 'import json,sys; e = json.l
 	# At submit the partition is not known yet: 3 is within the plain ceiling.
 	id=$(submit --gres=shard:1 --gpu-mem-oversub=3 --wrap "{ echo 'alloc b1 32'; timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp")
 	wait_until 30 tenant "$id"
-	# In the job's step the plugin capped 3 to debug's 2: twice the GPU's 256 MiB.
-	[ "$(oversub_of "$id")" = "2 2.0 max_oversub.partition.debug 512" ]
+	# In the job's step the plugin capped 3 to debug's 2: twice the GPU's
+	# 256 MiB; the daemon, once slurmctld has named the job's partition.
+	wait_until 30 eval '[ "$(oversub_of "$id")" = "2 2.0 max_oversub.partition.debug 512" ]'
 	ctl explain "$id" | grep -q "^--gpu-mem-oversub 2; ceiling on FACTOR 2 (max_oversub.partition.debug)"
 	touch "$release"
 	[ "$(job_wait "$id")" = COMPLETED ]
 	sed -i 's/^max_oversub: .*/max_oversub: 4/' "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop && gos_daemon_start
+}
+
+# Job $1's partition, account and QOS as the daemon weighs it, then its
+# weight and minimum on GPU 0.
+weighed_as() {
+	ctl --json explain "$1" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpus"][0]["weight"], e["gpus"][0]["min_bytes"] >> 20)'
+}
+
+@test "a job's own SLURM_JOB_QOS and SLURM_JOB_ACCOUNT weigh nothing: the names are slurmctld's" {
+	cp "$GOS_DIR/gpuoversub.yaml" "$GOS_DIR/gpuoversub.yaml.orig"
+	printf 'weights: {qos: {high: 10}, account: {root: 10}}\nmin_share: {qos: {high: 0.9}}\nballoon: {enabled: false}\n' \
+		>>"$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop && gos_daemon_start
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	# The job says it is QOS high of account root, where Slurm runs it
+	# with neither (no accounting here: slurmctld holds no QOS and no account).
+	id=$(SLURM_JOB_QOS=high SLURM_JOB_ACCOUNT=root submit --gres=shard:1 --gpu-mem-oversub \
+		--wrap "echo \"env: QOS=\$SLURM_JOB_QOS ACCOUNT=\$SLURM_JOB_ACCOUNT\"; { echo 'alloc b1 32'; timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp")
+	wait_until 30 tenant "$id"
+	first=$(weighed_as "$id")	# before slurmctld has answered, or after
+	wait_until 30 eval '[ "$(weighed_as "$id" | cut -d" " -f1)" = debug ]'
+	then=$(weighed_as "$id")
+	echo "job $id: $(head -1 "$GOS_DIR/out-$id.txt"); weighed as (partition account QOS weight min-MiB): first '$first', with slurmctld's names '$then'" >&3
+	grep -qx "env: QOS=high ACCOUNT=root" "$GOS_DIR/out-$id.txt"	# the job did say so
+	# One shard of four: a quarter, the weight of any job so placed.
+	[ "$first" = "- - - 0.25 0" ] || [ "$first" = "debug - - 0.25 0" ]
+	[ "$then" = "debug - - 0.25 0" ]
+	touch "$release"
+	state=$(job_wait "$id")
+	echo "job $id: $state"; cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
+	[ "$state" = COMPLETED ]
+	mv "$GOS_DIR/gpuoversub.yaml.orig" "$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop && gos_daemon_start
 }
 

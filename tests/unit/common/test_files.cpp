@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/util/atomic_file.hpp"
+#include "common/util/held_dir.hpp"
 #include "common/util/regular_file.hpp"
 #include "common/util/trusted_dir.hpp"
 
@@ -143,3 +144,52 @@ BOOST_AUTO_TEST_CASE(a_directory_is_trusted_only_when_no_one_else_can_write_it)
 	BOOST_TEST(gos::untrusted_directory("socket directory", own + "/run").find(" with mode 0770, where another user") !=
 		   std::string::npos);
 }
+
+// Issue 24, finding 8: a user's link in a sticky directory (/tmp) that
+// points at root's own directory passed, for stat followed it.
+BOOST_AUTO_TEST_CASE(a_link_another_user_owns_is_refused_wherever_it_points)
+{
+	TempDir d;
+	std::string sticky = d.path + "/tmp", own = d.path + "/own", link = sticky + "/state";
+	fs::create_directory(sticky);
+	fs::create_directory(own);
+	::chmod(sticky.c_str(), 01777);
+	fs::create_symlink(own, link);
+	BOOST_TEST(gos::untrusted_directory("state directory", link) == "");	// root's link to root's directory
+	BOOST_REQUIRE(::lchown(link.c_str(), 65534, 65534) == 0);
+	std::string why = gos::untrusted_directory("state directory", link);
+	BOOST_TEST_MESSAGE("refused: " << why);
+	BOOST_TEST(why.find("state directory " + link + " is a symbolic link, " + link + ", owned by uid 65534") == 0u, why);
+	why = gos::untrusted_directory("report directory", link + "/reports");
+	BOOST_TEST(why.find("report directory " + link + "/reports lies under a symbolic link, " + link) == 0u, why);
+	// Root's link to a directory another user could write: judged where it leads.
+	::chmod(own.c_str(), 0777);
+	BOOST_REQUIRE(::lchown(link.c_str(), 0, 0) == 0);
+	why = gos::untrusted_directory("state directory", link);
+	BOOST_TEST(why.find("state directory (by way of its links) ") == 0u, why);
+}
+
+// Re-pointing after the start redirects nothing: the directory checked is
+// the one written in, though it be renamed away and a link to another
+// directory put in its place.
+BOOST_AUTO_TEST_CASE(a_held_directory_keeps_the_writes_where_the_check_looked)
+{
+	TempDir d;
+	std::string dir = d.path + "/reports", moved = d.path + "/moved", elsewhere = d.path + "/elsewhere";
+	fs::create_directory(dir);
+	fs::create_directory(elsewhere);
+	gos::hold_directory(dir);
+	fs::rename(dir, moved);
+	fs::create_directory_symlink(elsewhere, dir);
+	gos::write_file_atomically(dir + "/job-5.json", "{\"job\": 5}");
+	BOOST_TEST_MESSAGE("written in the held directory: " << fs::exists(moved + "/job-5.json") << ", through the link: "
+							     << fs::exists(elsewhere + "/job-5.json"));
+	BOOST_TEST(content(moved + "/job-5.json") == "{\"job\": 5}");
+	BOOST_TEST(!fs::exists(elsewhere + "/job-5.json"));
+	gos::remove_file(dir + "/job-5.json");
+	BOOST_TEST(!fs::exists(moved + "/job-5.json"));
+	// A directory that is not there cannot be held.
+	BOOST_CHECK_EXCEPTION(gos::hold_directory(d.path + "/nowhere"), std::runtime_error,
+			      [](const std::runtime_error &e) { return std::string(e.what()).find("cannot hold") == 0; });
+}
+

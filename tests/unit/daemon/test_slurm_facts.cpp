@@ -200,6 +200,34 @@ BOOST_FIXTURE_TEST_CASE(the_watched_jobs_are_read_and_slurm_unreachable_is_said_
 	BOOST_TEST((facts.job(6).is == gpud::SlurmJob::Is::unasked));	// no longer the daemon's
 }
 
+// Issue 24, finding 5: the names a job is weighed by are slurmctld's, read
+// with its state, and asked for as soon as the job registers, rather than
+// at the next refresh (a minute by default).
+BOOST_AUTO_TEST_CASE(a_new_jobs_names_are_slurmctlds_and_read_at_once)
+{
+	gpud::SlurmReading r = gpud::parse_slurm_facts("job 5 running RUNNING\nnames 5 gpu acct1 high\nnames 6 debug - -\n"
+						       "names 7 gpu acct1\nnames 0 a b c\nnames 8 a b c d\n");
+	BOOST_TEST((r.names.at(5) == gpud::SlurmNames{"gpu", "acct1", "high"}));
+	BOOST_TEST((r.names.at(6) == gpud::SlurmNames{"debug", "", ""}));
+	BOOST_TEST(r.names.size() == 2u);
+	BOOST_TEST(r.garbled.size() == 3u);
+
+	ScriptedSlurm slurm{healthy + "job 5 running RUNNING\nnames 5 gpu acct1 high\n"};
+	Logged log;
+	config::SlurmWeights hourly;
+	hourly.refresh_ns = 3'600'000'000'000ULL;
+	gpud::SlurmFacts facts{hourly, slurm.reader(), log.logger()};
+	BOOST_REQUIRE(eventually([&] { return facts.readings() >= 1; }));
+	std::uint64_t generation = facts.generation();
+	auto asked = std::chrono::steady_clock::now();
+	facts.ask(5);
+	BOOST_REQUIRE(eventually([&] { return facts.job(5).names.has_value(); }));
+	auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked);
+	BOOST_TEST_MESSAGE("names of a new job read " << waited.count() << " ms after it registered (refresh: an hour)");
+	BOOST_TEST((*facts.job(5).names == gpud::SlurmNames{"gpu", "acct1", "high"}));
+	BOOST_TEST(facts.generation() > generation);	// the event loop weighs the job again
+}
+
 BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
 {
 	ScriptedSlurm slurm;
