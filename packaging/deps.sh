@@ -2,7 +2,7 @@
 # The dependency step of `make demo` and `make check` (and CI's): installs
 # the Debian packages that packaging/debian-packages lists for the given
 # uses and this machine lacks, in one apt-get call after saying which.
-#   packaging/deps.sh [--list] USE...   USE: build, demo, check, package
+#   packaging/deps.sh [--list] USE...   USE: build, demo, check, package, ci
 # --list prints the packages for those uses and does nothing else. Not
 # root with packages missing: says the command to run, and fails. Without
 # the CUDA headers (cuda.h in $CUDA_INC, default /usr/local/cuda/include):
@@ -14,10 +14,10 @@ list_file=${GOS_DEPS_LIST:-packaging/debian-packages}	# another list: for its te
 
 list=0
 [ "${1:-}" = --list ] && { list=1; shift; }
-[ $# -gt 0 ] || { echo "usage: packaging/deps.sh [--list] build|demo|check|package..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: packaging/deps.sh [--list] build|demo|check|package|ci..." >&2; exit 2; }
 for use in "$@"; do
-	case $use in build | demo | check | package) ;; *)
-		echo "packaging/deps.sh: unknown use '$use' (build, demo, check or package)" >&2; exit 2 ;;
+	case $use in build | demo | check | package | ci) ;; *)
+		echo "packaging/deps.sh: unknown use '$use' (build, demo, check, package or ci)" >&2; exit 2 ;;
 	esac
 done
 # `make` builds with the build packages: every other use needs them too.
@@ -63,9 +63,16 @@ MSG
 fi
 echo "$what: installing the Debian packages it needs that are missing (packaging/debian-packages):"
 echo "  $missing"
+echo "  with apt-get install --no-install-recommends; this takes a few minutes on a fresh machine."
 export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp /tmp/gpuoversub-deps-XXXXXX.log)
+started=$(date +%s)
 # A machine that never ran apt-get update knows no packages at all.
-apt-get update -qq || { echo "$what: apt-get update failed" >&2; exit 1; }
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing || {
-	echo "$what: apt-get could not install the packages above" >&2; exit 1; }
+if ! { apt-get update -q && apt-get install -y -q --no-install-recommends $missing; } >"$log" 2>&1; then
+	tail -20 "$log" >&2
+	echo "$what: apt-get could not install the packages above (its whole output: $log)" >&2
+	exit 1
+fi
+rm -f "$log"
+echo "$what: installed them ($(($(date +%s) - started)) s)."

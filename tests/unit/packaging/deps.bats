@@ -23,7 +23,7 @@ column() {
 }
 
 @test "every package of the list is a Debian 12 package with a known use" {
-	run awk '!/^#/ && NF && (NF != 4 || $2 !~ /^(build|demo|check|package)(,(build|demo|check|package))*$/)' "$list"
+	run awk '!/^#/ && NF && (NF != 4 || $2 !~ /^(build|demo|check|package|ci)(,(build|demo|check|package|ci))*$/)' "$list"
 	[ -z "$output" ]
 	if command -v apt-cache >/dev/null; then
 		for p in $(awk '!/^#/ && NF { print $1 }' "$list"); do
