@@ -5,7 +5,12 @@
 #                             login shell), removing leftovers of a killed run
 #   as_neighbour N CMD...     runs CMD as gos-nbN, with that user's groups
 #   neighbour_uid N           prints gos-nbN's uid
+#   for_neighbours FILE       prints the path of a copy of FILE they can run
+#                             or read: the checkout may sit where they cannot
+#                             (a 0700 home, /root), and a neighbour who cannot
+#                             run the attack must not pass for one refused
 #   neighbours_down           kills every process of theirs and removes them
+#                             and the copies
 # Call neighbours_down from teardown: a test that fails must not leave users.
 
 NEIGHBOURS=(gos-nb1 gos-nb2)
@@ -19,6 +24,8 @@ neighbours_down() {
 		wait_until 10 sh -c "! pgrep -u $user >/dev/null"
 		userdel "$user" 2>/dev/null || userdel -f "$user"
 	done
+	[ -z "${NEIGHBOUR_FILES:-}" ] || rm -rf "$NEIGHBOUR_FILES"
+	NEIGHBOUR_FILES=
 }
 
 neighbours_up() {
@@ -27,6 +34,14 @@ neighbours_up() {
 	for user in "${NEIGHBOURS[@]}"; do
 		useradd --no-create-home --shell /usr/sbin/nologin --user-group "$user"
 	done
+	NEIGHBOUR_FILES=$(mktemp -d /tmp/gos-neighbours-XXXXXX)
+	chmod 755 "$NEIGHBOUR_FILES"
+}
+
+for_neighbours() {
+	local copy
+	copy=$NEIGHBOUR_FILES/$(basename "$1")
+	cp "$1" "$copy" && chmod a+rX "$copy" && echo "$copy"
 }
 
 neighbour_uid() {
