@@ -5,8 +5,10 @@
 #                             login shell), removing leftovers of a killed run
 #   as_neighbour N CMD...     runs CMD as gos-nbN, with that user's groups
 #   neighbour_uid N           prints gos-nbN's uid
-#   for_neighbours FILE       prints the path of a copy of FILE they can run
-#                             or read: the checkout may sit where they cannot
+#   for_neighbours FILE...    copies the FILEs of the tree to where they can
+#                             run or read them, each at its place in the
+#                             tree, and prints the first one's copy: the
+#                             checkout may sit where they cannot
 #                             (a 0700 home, /root), and a neighbour who cannot
 #                             run the attack must not pass for one refused
 #   neighbours_down           kills every process of theirs and removes them
@@ -39,9 +41,15 @@ neighbours_up() {
 }
 
 for_neighbours() {
-	local copy
-	copy=$NEIGHBOUR_FILES/$(basename "$1")
-	cp "$1" "$copy" && chmod a+rX "$copy" && echo "$copy"
+	local tree f rel first=
+	tree=$(realpath "${BASH_SOURCE[0]%/*}/../../..")
+	for f; do	# at its place in the tree, for what finds its files from there
+		rel=$(realpath --relative-to="$tree" "$f")
+		[[ $rel != ../* ]] || rel=$(basename "$f")
+		mkdir -p "$NEIGHBOUR_FILES/$(dirname "$rel")" && cp "$f" "$NEIGHBOUR_FILES/$rel" || return 1
+		first=${first:-$NEIGHBOUR_FILES/$rel}
+	done
+	chmod -R a+rX "$NEIGHBOUR_FILES" && echo "$first"
 }
 
 neighbour_uid() {

@@ -13,7 +13,7 @@ setup() {
 	CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	MADE_CGROUPS=()
 	neighbours_up
-	AGENT=$(for_neighbours "$BATS_TEST_DIRNAME/gos_agent.py")
+	AGENT=$(for_neighbours "$BATS_TEST_DIRNAME/gos_agent.py" include/gpuoversub/abi.h)
 }
 
 teardown() {
