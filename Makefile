@@ -77,7 +77,7 @@ $(BUILD)/%.o: %.c
 DEPS_USES := $(sort $(filter demo check,$(MAKECMDGOALS:check-sanitize=check)))
 ifneq ($(DEPS_USES),)
   ifeq ($(GOS_DEPS_DONE)$(findstring n,$(filter-out -%,$(firstword $(MAKEFLAGS)))),)
-    ifneq ($(shell CUDA_INC=$(CUDA_INC) packaging/deps.sh $(DEPS_USES) >&2 || echo failed),)
+    ifneq ($(shell CUDA_INC=$(CUDA_INC) GOS_DEPS_FOR="make $(MAKECMDGOALS)" packaging/deps.sh $(DEPS_USES) >&2 || echo failed),)
       $(error the dependency step failed (see above))
     endif
     export GOS_DEPS_DONE := 1

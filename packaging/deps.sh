@@ -32,7 +32,7 @@ if [ "$list" -eq 1 ]; then
 fi
 [ "${GOS_NO_INSTALL:-0}" = 1 ] && exit 0
 
-what="make $*"
+what=${GOS_DEPS_FOR:-packaging/deps.sh $*}	# the make target it runs for
 cuda_inc=${CUDA_INC:-/usr/local/cuda/include}
 if [ ! -f "$cuda_inc/cuda.h" ]; then
 	cat >&2 <<MSG

@@ -51,7 +51,7 @@ column() {
 	dir=$(mktemp -d) && chmod 755 "$dir"
 	printf 'build-essential build - -\ngos-no-such-package demo - -\n' >"$dir/list"
 	cp -r packaging "$dir/" && chmod -R a+rX "$dir"
-	run runuser -u nobody -- env GOS_DEPS_LIST="$dir/list" "$dir/packaging/deps.sh" demo
+	run runuser -u nobody -- env GOS_DEPS_LIST="$dir/list" GOS_DEPS_FOR="make demo" "$dir/packaging/deps.sh" demo
 	rm -rf "$dir"
 	[ "$status" -eq 1 ]
 	[[ $output == *"sudo apt-get install --no-install-recommends gos-no-such-package"* ]]
