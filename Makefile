@@ -3,6 +3,11 @@
 # `make`, `make check`, `make install DESTDIR=...`: see README.md.
 MAKEFLAGS += --no-builtin-rules
 .DEFAULT_GOAL := all
+# Parallel by default, one job per core; a -j on the command line wins, and
+# sub-makes share the top one's jobs.
+ifeq ($(MAKELEVEL),0)
+  MAKEFLAGS += -j$(shell nproc)
+endif
 
 BUILD ?= build
 SAN_BUILD ?= build-san
@@ -64,6 +69,20 @@ $(BUILD)/%.o: %.cpp
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(C_COMPILE) -c $< -o $@
+
+# The dependency step: `make demo` and `make check` first install the Debian
+# packages they need and the machine lacks (packaging/deps.sh), before the
+# fragments below look for them. GOS_NO_INSTALL=1 turns it off; sub-makes
+# and `make -n` skip it.
+DEPS_USES := $(sort $(filter demo check,$(MAKECMDGOALS:check-sanitize=check)))
+ifneq ($(DEPS_USES),)
+  ifeq ($(GOS_DEPS_DONE)$(findstring n,$(filter-out -%,$(firstword $(MAKEFLAGS)))),)
+    ifneq ($(shell CUDA_INC=$(CUDA_INC) GOS_DEPS_FOR="make $(MAKECMDGOALS)" packaging/deps.sh $(DEPS_USES) >&2 || echo failed),)
+      $(error the dependency step failed (see above))
+    endif
+    export GOS_DEPS_DONE := 1
+  endif
+endif
 
 # Optional features (MPI, fuzzing, the module's QEMU tests): a fragment
 # that finds what one needs missing calls `skip` with the reason. `make`

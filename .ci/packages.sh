@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 started=$(date +%s)
 
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq --no-install-recommends dpkg-dev debhelper dh-dkms dkms lintian rpm >/dev/null
+packaging/deps.sh package	# the packaging tools, from the one list
 
 work=$(mktemp -d /tmp/gos-ci-packages-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -43,6 +43,6 @@ debs_built=$(date +%s)
 echo "RPMs (from rpmbuild on Debian):"
 (cd "$work/rpm/RPMS" && ls -l */*.rpm | awk '{ printf "  %-60s %9d bytes\n", $9, $5 }')
 
-GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats tests/package/packages.bats
+GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats --verbose-run tests/package/packages.bats
 finished=$(date +%s)
 echo "package steps: $((finished - started)) s (Debian build and lintian $((debs_built - started)) s)"

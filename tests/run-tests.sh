@@ -15,7 +15,8 @@ for t in "$@"; do
 	start=$(date +%s%N)
 	s=0
 	if [[ $t == *.bats ]]; then
-		BUILD=$build bats --tap "$t" >"$log" 2>&1
+		# --verbose-run: the output of every `run` shows when its test fails.
+		BUILD=$build bats --tap --verbose-run "$t" >"$log" 2>&1
 		rc=$?
 		s=$(grep -c '^ok .* # skip' "$log")
 		p=$(($(grep -c '^ok ' "$log") - s)); f=$(grep -c '^not ok ' "$log")

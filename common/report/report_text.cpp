@@ -19,9 +19,12 @@ std::string weights_text(const nlohmann::json &r)
 	std::ostringstream s;
 	for (const auto &w : r.value("weights", nlohmann::json::array())) {
 		s << "  GPU " << w["gpu"].get<unsigned>() << " weight " << w["nominal"].get<double>() << ":";
-		for (const auto &f : w["derivation"])
-			s << " " << escaped(f["fact"].get<std::string>()) << " x" << f["factor"].get<double>() << " ("
-			  << escaped(f["why"].get<std::string>()) << ");";
+		const char *sep = " ";
+		for (const auto &f : w["derivation"]) {
+			s << sep << escaped(f["fact"].get<std::string>()) << " x" << f["factor"].get<double>() << " ("
+			  << escaped(f["why"].get<std::string>()) << ")";
+			sep = "; ";
+		}
 		s << "\n";
 	}
 	return s.str();

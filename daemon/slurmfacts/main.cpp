@@ -69,19 +69,46 @@ void each(List list, Fn fn)
 	slurm_list_iterator_destroy(it);
 }
 
+// Why slurmdbd gave nothing, said for a reader: its error when it has one
+// (a failed connection often leaves none, which would read "No error").
+std::string slurmdbd_unreachable(const std::string &where)
+{
+	int err = slurm_get_errno();
+	return "slurmdbd" + where + " cannot be reached" + (err ? ": " + last_error() : "");
+}
+
+// The QOS and their Priority, which only slurmdbd keeps: a site whose
+// slurmctld says it keeps no accounting there has none, and is told so.
 void qos()
 {
+	std::string where;
+	slurm_conf_t *conf = nullptr;
+	if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS && conf) {
+		const char *type = conf->accounting_storage_type;
+		std::string storage = type && *type ? type : "accounting_storage/none";
+		if (storage != "accounting_storage/slurmdbd") {
+			std::printf("unavailable qos this site keeps no Slurm accounting (AccountingStorageType=%s), "
+				    "so no QOS has a Priority\n", storage.c_str());
+			slurm_free_ctl_conf(conf);
+			return;
+		}
+		if (conf->accounting_storage_host)
+			where = " at " + std::string(conf->accounting_storage_host) + ":" +
+				std::to_string(conf->accounting_storage_port);
+		slurm_free_ctl_conf(conf);
+	}
 	std::uint16_t flags = 0;
+	slurm_seterrno(0);
 	void *db = slurmdb_connection_get(&flags);
 	if (!db) {
-		std::printf("unavailable qos slurmdbd: %s\n", last_error().c_str());
+		std::printf("unavailable qos %s\n", slurmdbd_unreachable(where).c_str());
 		return;
 	}
 	slurmdb_qos_cond_t cond;
 	std::memset(&cond, 0, sizeof cond);
 	List list = slurmdb_qos_get(db, &cond);
 	if (!list)
-		std::printf("unavailable qos slurmdbd: %s\n", last_error().c_str());
+		std::printf("unavailable qos %s\n", slurmdbd_unreachable(where).c_str());
 	else {
 		each<slurmdb_qos_rec_t>(list, [](const slurmdb_qos_rec_t &q) {
 			if (q.name)

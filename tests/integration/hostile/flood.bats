@@ -15,6 +15,7 @@ CTL=${BUILD:-build}/bin/gpuoversubctl
 
 setup() {
 	neighbours_up
+	FLOOD_TOOL=$(for_neighbours "$FLOOD_TOOL") CTL=$(for_neighbours "$CTL")
 	D=$(mktemp -d)
 	# Without ASan's quarantine (make check-sanitize), which keeps 256 MiB
 	# of freed memory mapped, the daemon's peak is its own; ignored without ASan.

@@ -5,7 +5,14 @@
 #                             login shell), removing leftovers of a killed run
 #   as_neighbour N CMD...     runs CMD as gos-nbN, with that user's groups
 #   neighbour_uid N           prints gos-nbN's uid
+#   for_neighbours FILE...    copies the FILEs of the tree to where they can
+#                             run or read them, each at its place in the
+#                             tree, and prints the first one's copy: the
+#                             checkout may sit where they cannot
+#                             (a 0700 home, /root), and a neighbour who cannot
+#                             run the attack must not pass for one refused
 #   neighbours_down           kills every process of theirs and removes them
+#                             and the copies
 # Call neighbours_down from teardown: a test that fails must not leave users.
 
 NEIGHBOURS=(gos-nb1 gos-nb2)
@@ -19,6 +26,8 @@ neighbours_down() {
 		wait_until 10 sh -c "! pgrep -u $user >/dev/null"
 		userdel "$user" 2>/dev/null || userdel -f "$user"
 	done
+	[ -z "${NEIGHBOUR_FILES:-}" ] || rm -rf "$NEIGHBOUR_FILES"
+	NEIGHBOUR_FILES=
 }
 
 neighbours_up() {
@@ -27,6 +36,20 @@ neighbours_up() {
 	for user in "${NEIGHBOURS[@]}"; do
 		useradd --no-create-home --shell /usr/sbin/nologin --user-group "$user"
 	done
+	NEIGHBOUR_FILES=$(mktemp -d /tmp/gos-neighbours-XXXXXX)
+	chmod 755 "$NEIGHBOUR_FILES"
+}
+
+for_neighbours() {
+	local tree f rel first=
+	tree=$(realpath "${BASH_SOURCE[0]%/*}/../../..")
+	for f; do	# at its place in the tree, for what finds its files from there
+		rel=$(realpath --relative-to="$tree" "$f")
+		[[ $rel != ../* ]] || rel=$(basename "$f")
+		mkdir -p "$NEIGHBOUR_FILES/$(dirname "$rel")" && cp "$f" "$NEIGHBOUR_FILES/$rel" || return 1
+		first=${first:-$NEIGHBOUR_FILES/$rel}
+	done
+	chmod -R a+rX "$NEIGHBOUR_FILES" && echo "$first"
 }
 
 neighbour_uid() {

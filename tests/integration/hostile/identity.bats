@@ -10,10 +10,10 @@ load hostile
 setup() {
 	REG=${BUILD:-build}/tests/tools/gos_register
 	CTL=${BUILD:-build}/bin/gpuoversubctl
-	AGENT=$(realpath "$BATS_TEST_DIRNAME/gos_agent.py")
 	CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	MADE_CGROUPS=()
 	neighbours_up
+	AGENT=$(for_neighbours "$BATS_TEST_DIRNAME/gos_agent.py" include/gpuoversub/abi.h)
 }
 
 teardown() {

@@ -301,3 +301,15 @@ end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).g
 	gos_daemon_stop
 	gos_daemon_start
 }
+
+@test "a site without accounting is told so, not shown slurmdbd's empty error" {
+	run "$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts"
+	[ "$status" -eq 0 ]
+	no_accounting="this site keeps no Slurm accounting (AccountingStorageType=accounting_storage/none), so no QOS has a Priority"
+	[[ $output == *"unavailable qos $no_accounting"* ]]
+	[[ $output != *"No error"* ]]
+	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap "sleep 30")
+	explained() { ctl explain "$id" | grep -F "(none): Slurm's QOS Priority unknown: $no_accounting"; }
+	wait_until 30 explained || { ctl explain "$id"; scancel "$id"; false; }
+	scancel "$id"
+}

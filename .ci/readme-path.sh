@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# .ci/readme-path.sh ROOT: walks the README's "Try it" section in a bare
+# root from .ci/bare-root.sh, as a new user would: the line for minimal
+# installs (`apt-get install make sudo`), then the section's commands
+# exactly as written, in the clone at /src. Which of them run: those
+# whose text holds GOS_CI_README_RUN (default `make demo`; `make` runs them
+# all). `make check` is left out by default: measured on a 2-core machine,
+# the demo's path costs about 7 minutes (install 1.5, build 5, demo 0.25),
+# and check would add its own install (1 minute), the test programs' build
+# and the whole suite, well over the 10 minutes CI can give it. Prints
+# each step's time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$1
+section=$(sed -n '/^## Try it/,/^## /p' README.md)
+commands=$(sed -n '/^```sh$/,/^```$/p' <<<"$section" | sed '1d;$d' | sed 's/[[:space:]]*#.*$//' | grep -v '^$')
+[ -n "$commands" ] || { echo "readme-path: no commands in the README's Try it section" >&2; exit 1; }
+prereq='apt-get install make sudo'
+grep -qF "\`$prereq\`" <<<"$section" || { echo "readme-path: the README no longer says \`$prereq\`" >&2; exit 1; }
+
+step() {	# step NAME CMD...: runs CMD in the root and says how long it took
+	local name=$1 start rc=0
+	shift
+	start=$(date +%s)
+	.ci/in-root.sh "$root" "$@" || rc=$?
+	echo "readme-path: $name: $(($(date +%s) - start)) s (exit $rc)"
+	return "$rc"
+}
+step "$prereq" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive $prereq -y -qq >/dev/null"
+while read -r cmd; do
+	[[ $cmd == *${GOS_CI_README_RUN:-make demo}* ]] || { echo "readme-path: not run here: $cmd"; continue; }
+	step "$cmd" bash -c "$cmd"
+done <<<"$commands"
