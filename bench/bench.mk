@@ -1,8 +1,9 @@
 # Benchmarks as ratios to same-run baselines: the engine, the agent-to-
 # daemon round trip, the agent's cost per allocation, the multi-lane
-# eviction's speed-up on the fake driver's cost model, the MPI hooks'
-# overhead and the kernel module's allocation ioctl in its QEMU guest;
-# `make bench` writes bench/RESULTS.md.
+# eviction's speed-up on the fake driver's cost model, the lending
+# backoff's churn damping (the simulator's churn trace and the daemon on
+# the fake driver), the MPI hooks' overhead and the kernel module's
+# allocation ioctl in its QEMU guest; `make bench` writes bench/RESULTS.md.
 BENCH_BIN := $(BUILD)/bench/bench_engine $(BUILD)/bench/bench_roundtrip
 
 PROGRAMS += $(BENCH_BIN)
@@ -10,11 +11,13 @@ $(BENCH_BIN): %: %.o $(LIBS)
 
 ALL += $(BENCH_BIN)
 .PHONY: bench
-bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(TESTAPP) $(GOS_REGISTER) \
+bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(TESTAPP) $(GOS_REGISTER) $(SIM_BIN) \
 		$(if $(filter mpi,$(SKIPPED)),,$(MPI_LIB) $(BUILD)/bench/mpi_pingpong)
 	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md
 	BUILD=$(BUILD) bench/bench_agent.sh bench/RESULTS.md
 	BUILD=$(BUILD) bench/bench_evict.sh bench/RESULTS.md
+	BUILD=$(BUILD) bench/bench_churn_sim.sh bench/RESULTS.md
+	BUILD=$(BUILD) bench/bench_churn.sh bench/RESULTS.md
 	BUILD=$(BUILD) bench/bench_kmod.sh bench/RESULTS.md
 	$(if $(filter mpi,$(SKIPPED)),@echo "gpuoversub: $(SKIP_NOTE.mpi)",BUILD=$(BUILD) bench/bench_mpi.sh bench/RESULTS.md)

@@ -43,6 +43,15 @@ static unsigned int order_timeout_ms = 300;
 module_param(order_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(order_timeout_ms, "Orders not acknowledged by then fail (default 300)");
 
+static unsigned int lend_backoff_ms = 1000;
+module_param(lend_backoff_ms, uint, 0444);
+MODULE_PARM_DESC(lend_backoff_ms,
+		 "Wait after a loan beyond a job's share is revoked at once; 0 = lend again at once (default 1000)");
+
+static unsigned int lend_backoff_max_ms = 30000;
+module_param(lend_backoff_max_ms, uint, 0444);
+MODULE_PARM_DESC(lend_backoff_max_ms, "The most that wait doubles to (default 30000)");
+
 struct gos_engine *gos_eng;	/* the one engine of the node */
 static DECLARE_WAIT_QUEUE_HEAD(readers);	/* woken whenever orders may be waiting */
 static atomic_t kicks = ATOMIC_INIT(0);		/* counts those wake-ups */
@@ -282,8 +291,14 @@ static int __init gos_init(void)
 	cfg.chunk_size = chunk_size;
 	cfg.select = select_random ? GOS_SELECT_RANDOM : GOS_SELECT_PRIORITY;
 	cfg.order_timeout_ns = (u64)order_timeout_ms * NSEC_PER_MSEC;
+	cfg.lend_backoff_ns = (u64)lend_backoff_ms * NSEC_PER_MSEC;
+	cfg.lend_backoff_max_ns = (u64)lend_backoff_max_ms * NSEC_PER_MSEC;
 	if (!return_interval_ms || !order_timeout_ms)
 		return -EINVAL;
+	if (lend_backoff_max_ms < lend_backoff_ms) {
+		pr_err("gpuoversub: lend_backoff_max_ms must not be below lend_backoff_ms\n");
+		return -EINVAL;
+	}
 	err = gos_engine_create(&cfg, &gos_eng);
 	if (err)
 		return err;

@@ -22,13 +22,16 @@ const char *usage_text =
 	"usage: gpuoversub-sim [options] TRACE\n"
 	"Replays a GPU allocation trace against the gpuoversub engine under\n"
 	"fcfs, static, uvm-lru, gpuswap, gprioswap and gpuoversub, side by side.\n\n"
-	"  --policies LIST     comma-separated subset of the policies above\n"
+	"  --policies LIST     comma-separated subset of the policies above, or\n"
+	"                      gpuoversub-undamped (without the lending backoff)\n"
 	"  --capacity SIZE     GPU memory, overriding the trace's capacity lines\n"
 	"  --chunk-size SIZE   chunk size (default 2M; 64K to 1G, multiple of 4K)\n"
 	"  --hbm-gbps N        device memory bandwidth for the cost model (3350)\n"
 	"  --link-gbps N       host link bandwidth for the cost model (55)\n"
 	"  --tick-ms N         return interval in milliseconds (50)\n"
 	"  --persist S         gpuoversub's throttle after S seconds (5)\n"
+	"  --lend-backoff MS   gpuoversub's first lending backoff (1000)\n"
+	"  --lend-backoff-max S  and its ceiling in seconds (30)\n"
 	"  --seed N            random seed for chunk selection (1)\n"
 	"  --csv               print CSV instead of the table\n"
 	"  --svg FILE          also write a plot of resident memory over time\n"
@@ -64,12 +67,14 @@ std::vector<Policy> select_policies(const Options &opt, const std::string &list)
 	std::vector<Policy> all = policies(opt), chosen;
 	if (list.empty())
 		return all;
+	all.push_back(undamped(opt));
 	std::stringstream in(list);
 	std::string name;
 	while (std::getline(in, name, ',')) {
 		auto it = std::find_if(all.begin(), all.end(), [&](const Policy &p) { return p.name == name; });
 		if (it == all.end())
-			usage_error("unknown policy '" + name + "'; choose from fcfs, static, uvm-lru, gpuswap, gprioswap, gpuoversub");
+			usage_error("unknown policy '" + name +
+				    "'; choose from fcfs, static, uvm-lru, gpuswap, gprioswap, gpuoversub, gpuoversub-undamped");
 		chosen.push_back(*it);
 	}
 	return chosen;
@@ -106,12 +111,13 @@ int gos::sim::sim_main(int argc, char **argv)
 	Options opt;
 	std::string policy_list, svg_path;
 	bool csv = false, quiet = false;
-	enum { POLICIES = 256, CAPACITY, CHUNK, HBM, LINK, TICK, PERSIST, SEED, CSV, SVG, QUIET };
+	enum { POLICIES = 256, CAPACITY, CHUNK, HBM, LINK, TICK, PERSIST, BACKOFF, BACKOFF_MAX, SEED, CSV, SVG, QUIET };
 	static const option longopts[] = {
 		{"policies", required_argument, nullptr, POLICIES}, {"capacity", required_argument, nullptr, CAPACITY},
 		{"chunk-size", required_argument, nullptr, CHUNK}, {"hbm-gbps", required_argument, nullptr, HBM},
 		{"link-gbps", required_argument, nullptr, LINK}, {"tick-ms", required_argument, nullptr, TICK},
-		{"persist", required_argument, nullptr, PERSIST}, {"seed", required_argument, nullptr, SEED},
+		{"persist", required_argument, nullptr, PERSIST}, {"lend-backoff", required_argument, nullptr, BACKOFF},
+		{"lend-backoff-max", required_argument, nullptr, BACKOFF_MAX}, {"seed", required_argument, nullptr, SEED},
 		{"csv", no_argument, nullptr, CSV}, {"svg", required_argument, nullptr, SVG},
 		{"quiet", no_argument, nullptr, QUIET}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0},
 	};
@@ -134,6 +140,10 @@ int gos::sim::sim_main(int argc, char **argv)
 		case LINK: opt.link_gbps = positive("--link-gbps", optarg); break;
 		case TICK: opt.tick_s = positive("--tick-ms", optarg) / 1000; break;
 		case PERSIST: opt.persist_s = positive("--persist", optarg); break;
+		case BACKOFF: opt.lend_backoff_ns = static_cast<std::uint64_t>(positive("--lend-backoff", optarg) * 1e6); break;
+		case BACKOFF_MAX:
+			opt.lend_backoff_max_ns = static_cast<std::uint64_t>(positive("--lend-backoff-max", optarg) * 1e9);
+			break;
 		case SEED: opt.seed = static_cast<std::uint64_t>(positive("--seed", optarg)); break;
 		case CSV: csv = true; break;
 		case SVG: svg_path = optarg; break;
@@ -144,6 +154,8 @@ int gos::sim::sim_main(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		usage_error(optind == argc ? "no trace given" : "one trace at a time");
+	if (opt.lend_backoff_max_ns < opt.lend_backoff_ns)
+		usage_error("--lend-backoff-max must not be shorter than --lend-backoff");
 	try {
 		Trace trace = load_trace(argv[optind]);
 		std::vector<Policy> chosen = select_policies(opt, policy_list);

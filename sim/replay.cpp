@@ -13,7 +13,8 @@ namespace gos::sim {
 
 std::vector<Policy> policies(const Options &opt)
 {
-	auto make = [&](std::uint32_t fairness, std::uint32_t victim, std::uint32_t select, bool throttle) {
+	// The baselines lend again at once, as the systems they stand for do.
+	auto make = [&](std::uint32_t fairness, std::uint32_t victim, std::uint32_t select, bool ours) {
 		gos_config cfg;
 		gos_config_defaults(&cfg);
 		cfg.chunk_size = opt.chunk_size;
@@ -21,7 +22,9 @@ std::vector<Policy> policies(const Options &opt)
 		cfg.victim = victim;
 		cfg.select = select;
 		cfg.seed = opt.seed;
-		cfg.throttle_persist_ns = throttle ? static_cast<std::uint64_t>(opt.persist_s * 1e9) : 0;
+		cfg.throttle_persist_ns = ours ? static_cast<std::uint64_t>(opt.persist_s * 1e9) : 0;
+		cfg.lend_backoff_ns = ours ? opt.lend_backoff_ns : 0;
+		cfg.lend_backoff_max_ns = ours ? opt.lend_backoff_max_ns : 0;
 		return cfg;
 	};
 	return {
@@ -30,8 +33,18 @@ std::vector<Policy> policies(const Options &opt)
 		{"uvm-lru", "global LRU over all chunks, like UVM", make(GOS_FAIR_WEIGHTED, GOS_VICTIM_LRU, GOS_SELECT_RANDOM, false), false},
 		{"gpuswap", "largest tenant gives, random chunk", make(GOS_FAIR_WEIGHTED, GOS_VICTIM_RESIDENT, GOS_SELECT_RANDOM, false), false},
 		{"gprioswap", "largest tenant gives, lowest priority", make(GOS_FAIR_WEIGHTED, GOS_VICTIM_RESIDENT, GOS_SELECT_PRIORITY, false), false},
-		{"gpuoversub", "weighted shares, priority, throttle", make(GOS_FAIR_WEIGHTED, GOS_VICTIM_EXCESS, GOS_SELECT_PRIORITY, true), true},
+		{"gpuoversub", "weighted shares, priority, throttle, lending backoff", make(GOS_FAIR_WEIGHTED, GOS_VICTIM_EXCESS, GOS_SELECT_PRIORITY, true), true},
 	};
+}
+
+Policy undamped(const Options &opt)
+{
+	Options eager = opt;
+	eager.lend_backoff_ns = eager.lend_backoff_max_ns = 0;
+	Policy p = policies(eager).back();
+	p.name = "gpuoversub-undamped";
+	p.summary = "gpuoversub lending again at once";
+	return p;
 }
 
 namespace {

@@ -13,12 +13,21 @@
 
 namespace gos::sim {
 
+inline gos_config engine_defaults()
+{
+	gos_config cfg;
+	gos_config_defaults(&cfg);
+	return cfg;
+}
+
 struct Options {
 	double hbm_gbps = 3350;		// device memory bandwidth (H100 SXM)
 	double link_gbps = 55;		// host link (PCIe 5 x16, achievable)
 	std::uint32_t chunk_size = GOS_CHUNK_DEFAULT;
 	double tick_s = 0.05;		// return interval
 	double persist_s = 5;		// throttle after this long oversubscribed
+	std::uint64_t lend_backoff_ns = engine_defaults().lend_backoff_ns;	// gpuoversub's lending backoff
+	std::uint64_t lend_backoff_max_ns = engine_defaults().lend_backoff_max_ns;
 	std::uint64_t seed = 1;
 	std::uint64_t capacity = 0;	// 0: from the trace
 };
@@ -32,6 +41,8 @@ struct Policy {
 
 // fcfs, static, uvm-lru, gpuswap, gprioswap, gpuoversub.
 std::vector<Policy> policies(const Options &opt);
+// gpuoversub without its lending backoff: what churn costs without damping.
+Policy undamped(const Options &opt);
 
 struct TenantResult {
 	std::string name;

@@ -52,7 +52,10 @@ void write_table(std::ostream &out, const Trace &trace, const Options &opt,
 	    << " GB/s; chunk " << format_bytes(opt.chunk_size) << ", return interval "
 	    << fixed(opt.tick_s * 1000, 0) << " ms\n\n";
 
-	out << pad("policy", 12) << pad("fairness", 10, true) << pad("util", 8, true)
+	std::size_t name_w = 12;	// wide enough for gpuoversub-undamped too
+	for (const auto &r : results)
+		name_w = std::max(name_w, r.policy.size() + 1);
+	out << pad("policy", name_w) << pad("fairness", 10, true) << pad("util", 8, true)
 	    << pad("moved", 12, true) << pad("alloc p50", 11, true) << pad("p99", 11, true)
 	    << pad("worst slowdown", 16, true) << "  how it decides\n";
 	for (std::size_t i = 0; i < results.size(); i++) {
@@ -60,7 +63,7 @@ void write_table(std::ostream &out, const Trace &trace, const Options &opt,
 		double worst = 1;
 		for (const auto &t : r.tenants)
 			worst = std::max(worst, t.slowdown);
-		out << pad(r.policy, 12) << pad(fixed(r.jain, 3), 10, true)
+		out << pad(r.policy, name_w) << pad(fixed(r.jain, 3), 10, true)
 		    << pad(fixed(r.utilization * 100, 1) + "%", 8, true) << pad(format_bytes(r.bytes_moved), 12, true)
 		    << pad(fixed(r.alloc_p50_us, 2) + " us", 11, true) << pad(fixed(r.alloc_p99_us, 1) + " us", 11, true)
 		    << pad(fixed(worst, 2) + "x", 16, true) << "  " << policies[i].summary << "\n";
@@ -70,12 +73,12 @@ void write_table(std::ostream &out, const Trace &trace, const Options &opt,
 	    << "Estimated slowdown per tenant (1.00 = all its data in HBM):\n"
 	    << pad("tenant", 14) << pad("weight", 7, true);
 	for (const auto &r : results)
-		out << pad(r.policy, 12, true);
+		out << pad(r.policy, std::max<std::size_t>(12, r.policy.size() + 2), true);
 	out << "\n";
 	for (std::size_t t = 0; t < trace.tenants.size(); t++) {
 		out << pad(trace.tenants[t], 14) << pad(std::to_string(results.front().tenants[t].weight), 7, true);
 		for (const auto &r : results)
-			out << pad(fixed(r.tenants[t].slowdown, 2), 12, true);
+			out << pad(fixed(r.tenants[t].slowdown, 2), std::max<std::size_t>(12, r.policy.size() + 2), true);
 		out << "\n";
 	}
 }

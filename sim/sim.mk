@@ -23,3 +23,4 @@ demo-sim: $(SIM_BIN)
 	$(SIM_BIN) examples/traces/rodinia-pair.csv
 	$(SIM_BIN) examples/traces/pagedos-150.csv
 	$(SIM_BIN) examples/traces/mixed-8.csv
+	$(SIM_BIN) --policies gpuoversub,gpuoversub-undamped,gpuswap examples/traces/churn-200ms.csv

@@ -301,6 +301,15 @@ void Loader::load(Config &cfg)
 					fail(w, "unknown key '" + k + "' in 'advice'; use persist");
 				cfg.start.advice_persist_ns = duration(w, "advice.persist", true);
 			});
+		else if (key == "lending")
+			each(v, key, [&](const std::string &k, Node *w) {
+				if (k == "backoff")
+					cfg.start.lend_backoff_ns = duration(w, "lending.backoff", true);
+				else if (k == "backoff_max")
+					cfg.start.lend_backoff_max_ns = duration(w, "lending.backoff_max", true);
+				else
+					fail(w, "unknown key '" + k + "' in 'lending'; use backoff or backoff_max");
+			});
 		else if (key == "balloon")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "enabled")
@@ -372,6 +381,8 @@ void Loader::load(Config &cfg)
 	});
 	if (cfg.policy.balloon_low > cfg.policy.balloon_high)
 		fail(root, "'balloon.low' must not exceed 'balloon.high'");
+	if (cfg.start.lend_backoff_max_ns < cfg.start.lend_backoff_ns)
+		fail(root, "'lending.backoff_max' must not be shorter than 'lending.backoff'");
 }
 
 } // namespace

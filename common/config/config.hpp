@@ -62,6 +62,9 @@ struct StartSettings {
 	std::uint64_t order_timeout_ns = 10'000'000'000ULL;
 	std::uint64_t advice_persist_ns = 10'000'000'000ULL;	// 0 = no throttle
 	std::uint64_t return_batch = 256ULL << 20;
+	// Lending backoff (gpuoversub-engine(3)): 0 = lend again at once.
+	std::uint64_t lend_backoff_ns = 1'000'000'000ULL;
+	std::uint64_t lend_backoff_max_ns = 30'000'000'000ULL;
 	std::uint64_t reserve = 512ULL << 20;	// per GPU, kept from the engine
 	std::vector<SimulatedGpu> simulated_gpus;
 	// Fixed cadences, not in the policy file.

@@ -18,6 +18,8 @@ std::vector<std::string> restart_only_changes(const StartSettings &running, cons
 	check(running.order_timeout_ns == next.order_timeout_ns, "order_timeout");
 	check(running.advice_persist_ns == next.advice_persist_ns, "advice.persist");
 	check(running.return_batch == next.return_batch, "return_batch");
+	check(running.lend_backoff_ns == next.lend_backoff_ns, "lending.backoff");
+	check(running.lend_backoff_max_ns == next.lend_backoff_max_ns, "lending.backoff_max");
 	check(running.reserve == next.reserve, "reserve");
 	check(running.fairness == next.fairness, "fairness (to or from fcfs or static)");
 	check(running.simulated_gpus == next.simulated_gpus, "simulated_gpus");

@@ -116,6 +116,10 @@ void warn_ignored_settings(const config::Config &cfg, const EngineControl &engin
 		ignored.push_back("return_interval (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto ms = module_parameter("order_timeout_ms"); ms && *ms * 1'000'000 != cfg.start.order_timeout_ns)
 		ignored.push_back("order_timeout (the module's: " + std::to_string(*ms) + " ms)");
+	if (auto ms = module_parameter("lend_backoff_ms"); ms && *ms * 1'000'000 != cfg.start.lend_backoff_ns)
+		ignored.push_back("lending.backoff (the module's: " + std::to_string(*ms) + " ms)");
+	if (auto ms = module_parameter("lend_backoff_max_ms"); ms && *ms * 1'000'000 != cfg.start.lend_backoff_max_ns)
+		ignored.push_back("lending.backoff_max (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto r = module_parameter("select_random"); r && (*r != 0) != cfg.start.random_chunks)
 		ignored.push_back(std::string("chunk_selection (the module's: ") + (*r ? "random" : "priority") + ")");
 	if (cfg.start.fairness != config::Fairness::weighted)
@@ -143,6 +147,8 @@ gos_config engine_config(const config::StartSettings &cfg)
 	ec.order_timeout_ns = cfg.order_timeout_ns;
 	ec.throttle_persist_ns = cfg.advice_persist_ns;
 	ec.return_batch_bytes = cfg.return_batch;
+	ec.lend_backoff_ns = cfg.lend_backoff_ns;
+	ec.lend_backoff_max_ns = cfg.lend_backoff_max_ns;
 	return ec;
 }
 

@@ -73,7 +73,28 @@ def mixed8():
                           "process takes 4 GiB outside gpuoversub from 150 s to 200 s."], lines)
 
 
+def churn():
+    """Issue 24's churn: a tenant cycles its fair share (2 GiB of a 4 GiB
+    GPU) every 200 ms, allocating and freeing it, as a training loop with
+    torch.cuda.empty_cache() does, beside a steady borrower that wants
+    3 GiB. Each free lends the borrower memory that the next allocation
+    takes back."""
+    lines = [(0, "", "capacity", "4G", "", "", "")]
+    for i, (tag, size, prio, access) in enumerate([("weights", "1G", 12, 10), ("activations", "1G", 8, 5),
+                                                    ("optimizer", "1G", 4, 1)]):
+        lines.append((round(0.1 * i, 2), "steady", "alloc", size, prio, tag, access))
+    for k in range(300):
+        t = 1.0 + 0.2 * k
+        lines.append((round(t, 2), "cycler", "alloc", "2G", 8, "batch", 10))
+        lines.append((round(t + 0.1, 2), "cycler", "free", "", "", "batch", ""))
+    for tag in ("weights", "activations", "optimizer"):
+        lines.append((62.0, "steady", "free", "", "", tag, ""))
+    write("churn-200ms.csv", ["A tenant allocating and freeing its fair share every 200 ms beside a steady",
+                              "borrower (issue 24, finding 9): the lending backoff's trace."], lines)
+
+
 if __name__ == "__main__":
     rodinia_pair()
     pagedos()
     mixed8()
+    churn()

@@ -156,21 +156,13 @@ static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
  * below its entitlement; beyond it an allocation is refused, as a full GPU
  * would refuse it. FCFS promises no shares and keeps no such bound.
  */
-static bool unevictable_fits(const struct gos_engine *eng,
+static bool unevictable_fits(struct gos_engine *eng,
 			     const struct gos_tenant *t, u64 size)
 {
-	const struct gos_gpu *gpu = t->gpu;
-	u64 wsum = 0, share;
-	u32 i;
-
 	if (eng->cfg.fairness == GOS_FAIR_FCFS)
 		return true;
-	for (i = 0; i < gpu->tenants.len; i++)
-		wsum += ((const struct gos_tenant *)gpu->tenants.v[i])->weight;
-	share = wsum ? gos_capacity(gpu) / wsum * t->weight : 0;
-	if (share < t->min_bytes)
-		share = t->min_bytes;
-	return t->unevictable + size <= share;
+	gos_entitle(eng, t->gpu);
+	return t->unevictable + size <= t->share;
 }
 
 static int alloc_unevictable(struct gos_engine *eng, struct gos_buffer *buf,

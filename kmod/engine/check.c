@@ -246,7 +246,7 @@ static void walk_gpu_at_rest(void *obj, void *ctx)
 	struct gpu_walk *w = ctx;
 	struct gos_engine *eng = w->eng;
 	struct gos_gpu *gpu = obj;
-	u64 cs = eng->cfg.chunk_size;
+	u64 cs = eng->cfg.chunk_size, now = gos_now(eng);
 	bool someone_over = false;
 	u32 i;
 
@@ -265,12 +265,14 @@ static void walk_gpu_at_rest(void *obj, void *ctx)
 	}
 	for (i = 0; i < gpu->tenants.len; i++) {
 		struct gos_tenant *t = gpu->tenants.v[i];
-		s64 below = (s64)t->entitlement - (s64)t->resident;
+		/* In its lending backoff a tenant is owed only its share. */
+		s64 below = (s64)gos_lend_ceiling(t, now) - (s64)t->resident;
+		bool held = t->throttled || gos_lend_waiting(t, now);
 
 		if (!t->hst.count)
 			continue;
 		/* Free space or share under one chunk is the price of chunking. */
-		if (gos_free_now(gpu) >= cs && (!t->throttled || below >= (s64)cs))
+		if (gos_free_now(gpu) >= cs && (!held || below >= (s64)cs))
 			fail(&w->ck, "idle device memory while host data waits",
 			     t->id);
 		if (below >= (s64)cs && someone_over)

@@ -12,6 +12,8 @@ void gos_config_defaults(struct gos_config *cfg)
 		.order_timeout_ns = 10ULL * 1000000000ULL,
 		.throttle_persist_ns = 10ULL * 1000000000ULL,
 		.return_batch_bytes = 256ULL << 20,
+		.lend_backoff_ns = 1000000000ULL,
+		.lend_backoff_max_ns = 30ULL * 1000000000ULL,
 	};
 }
 
@@ -35,7 +37,8 @@ static bool config_valid(const struct gos_config *cfg)
 	       cfg->chunk_size <= (1u << 30) && !(cfg->chunk_size % 4096) &&
 	       cfg->fairness <= GOS_FAIR_STATIC &&
 	       cfg->victim <= GOS_VICTIM_LRU &&
-	       cfg->select <= GOS_SELECT_RANDOM && cfg->order_timeout_ns;
+	       cfg->select <= GOS_SELECT_RANDOM && cfg->order_timeout_ns &&
+	       cfg->lend_backoff_max_ns >= cfg->lend_backoff_ns;
 }
 
 int gos_engine_create(const struct gos_config *cfg, struct gos_engine **out)

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* Entitlements: weighted max-min water-filling, or static partitions. */
+/*
+ * Entitlements: weighted max-min water-filling, or static partitions; and
+ * each tenant's share, its weighted part of the capacity whatever others
+ * demand, or its minimum if more, beyond which it only borrows.
+ */
 #include "internal.h"
 
 #define UNSETTLED (~0ULL)
@@ -99,6 +103,13 @@ void gos_entitle(struct gos_engine *eng, struct gos_gpu *gpu)
 		gpu->wf_demand[i] = t->demand;
 		gpu->wf_weight[i] = t->weight;
 		wsum += t->weight;
+	}
+	for (i = 0; i < n; i++) {
+		struct gos_tenant *t = gpu->tenants.v[i];
+
+		t->share = cap / wsum * t->weight;
+		if (t->share < t->min_bytes)
+			t->share = t->min_bytes;
 	}
 	if (eng->cfg.fairness == GOS_FAIR_STATIC) {
 		for (i = 0; i < n; i++)

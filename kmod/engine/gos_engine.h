@@ -73,6 +73,15 @@ struct gos_config {
 	u64 order_timeout_ns;	/* unacknowledged orders fail after this */
 	u64 throttle_persist_ns; /* oversubscribed this long => throttled; 0 = never */
 	u64 return_batch_bytes;	/* most bytes one planner run moves; 0 = no cap */
+	/*
+	 * Lending backoff. Memory returned to a tenant beyond its weighted
+	 * share is a loan; a loan revoked within lend_backoff_ns of being made
+	 * stops further loans to that tenant for lend_backoff_ns, doubling with
+	 * each quick revocation up to lend_backoff_max_ns, and halving for each
+	 * lend_backoff_ns a later loan lasts. 0 = lend again at once.
+	 */
+	u64 lend_backoff_ns;
+	u64 lend_backoff_max_ns; /* >= lend_backoff_ns */
 	u64 seed;		/* random source; 0 = seed from the OS */
 	/* Clock in ns; NULL = the OS monotonic clock. Simulators drive their own. */
 	u64 (*clock)(void *ctx);

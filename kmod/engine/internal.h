@@ -50,6 +50,14 @@ struct gos_stats_acc {
 	bool oversub_open;
 };
 
+/* Lending backoff of one tenant (lend.c). */
+struct gos_loan {
+	bool open;		/* returned memory beyond its share ... */
+	u64 at;			/* ... last at this time */
+	u64 backoff_ns;		/* the wait set by the last quick revocation */
+	u64 lend_after;		/* no loans before this time */
+};
+
 struct gos_gpu;
 
 struct gos_tenant {
@@ -67,6 +75,8 @@ struct gos_tenant {
 	u64 host;
 	u64 unevictable;
 	u64 entitlement;
+	u64 share;		/* weighted share of capacity, or min_bytes if more */
+	struct gos_loan loan;
 	struct gos_buckets dev;	/* DEVICE chunks that may be evicted */
 	struct gos_buckets hst;	/* HOST chunks that may be returned */
 	u32 nprio[GOS_NPRIO];	/* chunks per priority, any state: bucket sizing */
@@ -242,6 +252,12 @@ void gos_fit_capacity(struct gos_engine *eng, struct gos_gpu *gpu);
 /* waitq.c */
 void gos_settle(struct gos_engine *eng, struct gos_gpu *gpu);
 void gos_trim_waiting(struct gos_engine *eng, struct gos_gpu *gpu);
+
+/* lend.c */
+u64 gos_lend_ceiling(const struct gos_tenant *t, u64 now);
+bool gos_lend_waiting(const struct gos_tenant *t, u64 now);
+void gos_lend_returned(struct gos_engine *eng, struct gos_tenant *t, u64 now);
+void gos_lend_revoked(struct gos_engine *eng, struct gos_tenant *t);
 
 /* returns.c */
 void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu);

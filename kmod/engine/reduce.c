@@ -82,8 +82,15 @@ static u64 pool_to_host(struct gos_engine *eng, struct gos_pool *pool)
 	return bytes;
 }
 
+/* The tenant whose allocation the reducer makes room for; NULL for none. */
+static struct gos_tenant *claimant(const struct gos_pool *pool)
+{
+	return pool ? pool->buf->tenant : NULL;
+}
+
 /* Returns bytes now on their way out, 0 if skipped, or -ENOMEM. */
-static s64 evict(struct gos_engine *eng, struct gos_chunk *c)
+static s64 evict(struct gos_engine *eng, struct gos_chunk *c,
+		 const struct gos_pool *pool)
 {
 	int err;
 
@@ -92,6 +99,9 @@ static s64 evict(struct gos_engine *eng, struct gos_chunk *c)
 		gos_chunk_set_pin(eng, c, GOS_PIN_STALLED);
 		return 0;
 	}
+	/* Making room for its own allocation revokes no loan. */
+	if (c->buf->tenant != claimant(pool))
+		gos_lend_revoked(eng, c->buf->tenant);
 	err = gos_order_add(eng, c, GOS_MSG_EVICT);
 	return err ? err : (s64)gos_chunk_size(eng, c);
 }
@@ -105,7 +115,7 @@ static void reduce_lru(struct gos_engine *eng, struct gos_gpu *gpu,
 		if (!gos_list_empty(&gpu->lru))
 			moved = evict(eng, gos_list_first(&gpu->lru,
 							  struct gos_chunk,
-							  lru));
+							  lru), pool);
 		else if (pool && pool->n)
 			moved = (s64)pool_to_host(eng, pool);
 		else
@@ -136,7 +146,7 @@ void gos_reduce(struct gos_engine *eng, struct gos_gpu *gpu,
 			moved = (s64)pool_to_host(eng, pool);
 		else
 			moved = evict(eng, gos_buckets_pick(eng, &v->dev, true,
-							    random));
+							    random), pool);
 		if (moved < 0)
 			break;
 		need -= moved;

@@ -7,9 +7,10 @@
  */
 #include "internal.h"
 
-static s64 deficit(const struct gos_tenant *t)
+/* How far below what it may hold now a tenant is: see lend.c. */
+static s64 deficit(const struct gos_tenant *t, u64 now)
 {
-	return (s64)t->entitlement - (s64)(t->resident - t->evicting);
+	return (s64)gos_lend_ceiling(t, now) - (s64)(t->resident - t->evicting);
 }
 
 static void advise(struct gos_engine *eng, struct gos_tenant *t)
@@ -68,24 +69,31 @@ static void throttle_update(struct gos_engine *eng, struct gos_gpu *gpu)
 	}
 }
 
-static s64 return_key(struct gos_engine *eng, const struct gos_tenant *t)
+static s64 return_key(struct gos_engine *eng, const struct gos_tenant *t,
+		      u64 now)
 {
 	if (eng->cfg.victim == GOS_VICTIM_EXCESS ||
 	    eng->cfg.fairness == GOS_FAIR_STATIC)
-		return deficit(t);
+		return deficit(t, now);
 	return -(s64)(t->resident - t->evicting);
 }
 
-/* Throttled tenants, and everyone under static partitions, stop at share. */
-static bool capped(struct gos_engine *eng, const struct gos_tenant *t)
+/*
+ * Throttled tenants, everyone under static partitions, and borrowers in
+ * their lending backoff stop at what deficit() measures from.
+ */
+static bool capped(struct gos_engine *eng, const struct gos_tenant *t,
+		   u64 now)
 {
-	return t->throttled || eng->cfg.fairness == GOS_FAIR_STATIC;
+	return t->throttled || eng->cfg.fairness == GOS_FAIR_STATIC ||
+	       gos_lend_waiting(t, now);
 }
 
 void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
 {
 	u64 budget = eng->cfg.return_batch_bytes ?: ~0ULL;
 	bool random = eng->cfg.select == GOS_SELECT_RANDOM;
+	u64 now = gos_now(eng);
 	struct gos_tenant *w;
 	u32 i;
 
@@ -99,7 +107,7 @@ void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
 	for (i = 0; i < gpu->tenants.len; i++) {
 		struct gos_tenant *t = gpu->tenants.v[i];
 
-		t->key = return_key(eng, t);
+		t->key = return_key(eng, t, now);
 		if (t->hst.count)
 			gos_heap_push(&eng->heap, t);
 	}
@@ -115,10 +123,10 @@ void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
 		 * for it, not handed to tenants above their share: rebalancing
 		 * frees the rest, and nothing ping-pongs.
 		 */
-		if (bytes > gos_free_now(gpu) && (s64)bytes <= deficit(w))
+		if (bytes > gos_free_now(gpu) && (s64)bytes <= deficit(w, now))
 			break;
 		if (bytes > gos_free_now(gpu) ||
-		    (capped(eng, w) && (s64)bytes > deficit(w))) {
+		    (capped(eng, w, now) && (s64)bytes > deficit(w, now))) {
 			gos_heap_pop(&eng->heap);
 			continue;
 		}
@@ -127,6 +135,7 @@ void gos_plan_returns(struct gos_engine *eng, struct gos_gpu *gpu)
 		} else {
 			if (gos_order_add(eng, c, GOS_MSG_RETURN))
 				break;
+			gos_lend_returned(eng, w, now);
 			budget -= bytes;
 			w->key -= (s64)bytes;
 		}
@@ -147,6 +156,7 @@ static void rebalance(struct gos_engine *eng, struct gos_gpu *gpu)
 	u64 want = 0, budget = eng->cfg.return_batch_bytes ?: ~0ULL;
 	/* Space already on its way back counts, or each tick would add more. */
 	s64 coming = gos_coming_free(gpu);
+	u64 now = gos_now(eng);
 	u32 i;
 
 	if (eng->cfg.fairness != GOS_FAIR_WEIGHTED ||
@@ -154,7 +164,7 @@ static void rebalance(struct gos_engine *eng, struct gos_gpu *gpu)
 		return;
 	for (i = 0; i < gpu->tenants.len; i++) {
 		struct gos_tenant *t = gpu->tenants.v[i];
-		s64 d = deficit(t);
+		s64 d = deficit(t, now);
 
 		if (t->hst.count && d >= (s64)eng->cfg.chunk_size)
 			want += (u64)d < t->host ? (u64)d : t->host;

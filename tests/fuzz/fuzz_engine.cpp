@@ -46,6 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	cfg.select = static_cast<std::uint32_t>(r.take(1) % 2);
 	cfg.order_timeout_ns = 1000000;
 	cfg.throttle_persist_ns = r.take(1) % 2 ? 5000000 : 0;
+	// A lending backoff short enough to start, double and end within one input.
+	cfg.lend_backoff_ns = r.take(1) % 2 ? 20000000 : 0;
+	cfg.lend_backoff_max_ns = 4 * cfg.lend_backoff_ns;
 	cfg.seed = 1;
 	cfg.clock = fake_clock;
 	fake_now = 1;

@@ -78,3 +78,18 @@ teardown() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"cannot write the plot"* ]]
 }
+
+@test "the churn trace: the undamped policy moves far more, and the backoff's options are checked" {
+	run "$SIM" --csv --policies gpuoversub,gpuoversub-undamped examples/traces/churn-200ms.csv
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	damped=$(echo "$output" | awk -F, '$1 == "gpuoversub" && $2 == "steady" { print $10 + $11 }')
+	undamped=$(echo "$output" | awk -F, '$1 == "gpuoversub-undamped" && $2 == "steady" { print $10 + $11 }')
+	echo "borrower moved: $damped damped, $undamped undamped"
+	[ "$(awk -v d="$damped" -v u="$undamped" 'BEGIN { print (u > 0 && d * 10 <= u) }')" = 1 ]
+	run "$SIM" --lend-backoff 2000 --lend-backoff-max 1 examples/traces/churn-200ms.csv
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--lend-backoff-max must not be shorter than --lend-backoff"* ]]
+	run "$SIM" --lend-backoff soon examples/traces/churn-200ms.csv
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--lend-backoff needs a positive number, not 'soon'"* ]]
+}

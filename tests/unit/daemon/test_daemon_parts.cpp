@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/config/config.hpp"
+#include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/locality.hpp"
@@ -62,6 +63,16 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(ident.policy.max_buffers_per_job == 100u);
 	BOOST_TEST(config::parse_config("", "empty.yaml").policy.slurm_cgroup == "/system.slice/slurmstepd.scope");
 	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_buffers_per_job == 65536u);
+	config::Config lending = config::parse_config("lending: {backoff: 250ms, backoff_max: 1m}\n", "l.yaml");
+	BOOST_TEST(lending.start.lend_backoff_ns == 250'000'000u);
+	BOOST_TEST(lending.start.lend_backoff_max_ns == 60'000'000'000u);
+	BOOST_TEST(config::parse_config("lending: {backoff: 0s}\n", "off.yaml").start.lend_backoff_ns == 0u);
+	gos_config defaults;
+	gos_config_defaults(&defaults);
+	config::Config none = config::parse_config("", "empty.yaml");	// the engine's own defaults
+	BOOST_TEST(none.start.lend_backoff_ns == defaults.lend_backoff_ns);
+	BOOST_TEST(none.start.lend_backoff_max_ns == defaults.lend_backoff_max_ns);
+	BOOST_TEST(gpud::engine_config(lending.start).lend_backoff_max_ns == 60'000'000'000u);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -90,6 +101,9 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"slurm_cgroup: system.slice\n", "p.yaml:1:15: 'slurm_cgroup' must be an absolute path"},
 		{"max_buffers_per_job: 0\n", "p.yaml:1:22: 'max_buffers_per_job' must be a number from 1 to"},
 		{"max_buffers_per_job: 2.5\n", "p.yaml:1:22: 'max_buffers_per_job' must be a whole number"},
+		{"lending: {backoff: soon}\n", "p.yaml:1:20: 'lending.backoff' must be a duration such as 500ms"},
+		{"lending: {backoff: 2s, backoff_max: 1s}\n", "p.yaml:1:1: 'lending.backoff_max' must not be shorter than 'lending.backoff'"},
+		{"lending: {after: 1s}\n", "p.yaml:1:18: unknown key 'after' in 'lending'; use backoff or backoff_max"},
 	};
 	for (auto &c : cases) {
 		std::string got = config_error(c.yaml);

@@ -551,3 +551,104 @@ BOOST_AUTO_TEST_CASE(the_wire_allocation_flags_map_to_the_engine_s_and_unknown_o
 	for (std::uint32_t bit = 2; bit < 32; bit++)
 		BOOST_TEST(gos_alloc_flags_of_wire(1u << bit, &flags) == -EINVAL);
 }
+
+// Memory returned beyond a tenant's share is a loan; a neighbour that takes
+// its share back at once sets off a backoff that doubles with each quick
+// revocation, and a loan that lasts relaxes it (lend.c).
+BOOST_AUTO_TEST_CASE(a_loan_revoked_at_once_backs_off_and_a_lasting_one_relaxes)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.lend_backoff_ns = 1000 * 1000000ULL;
+	cfg.lend_backoff_max_ns = 3000 * 1000000ULL;
+	Harness h(cfg);
+	h.gpu(64 * MiB);
+	auto lender = h.tenant(), borrower = h.tenant();
+	auto cl = h.client(), cb = h.client();
+	h.alloc(cb, borrower, 48 * MiB);
+	std::uint64_t batch = h.alloc(cl, lender, 32 * MiB).buffer;
+	h.pump();
+	auto resident = [&] { return h.stats(borrower).resident; };
+	auto run_ms = [&](std::uint64_t ms) {	// the return interval's ticks
+		for (std::uint64_t t = 0; t < ms; t += 50) {
+			h.advance_ms(50);
+			gos_tick(h.eng());
+			h.pump();
+			h.check();
+		}
+	};
+	auto lend = [&] {
+		BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cl, batch), 0);
+		h.pump();
+	};
+	auto reclaim = [&] {
+		batch = h.alloc(cl, lender, 32 * MiB).buffer;
+		h.pump();
+		BOOST_TEST(resident() == 32 * MiB);
+	};
+	BOOST_TEST(resident() == 32 * MiB);
+	lend();
+	BOOST_TEST(resident() == 48 * MiB);	// no revocation yet: lent at once
+	run_ms(100);
+	reclaim();				// quick: backs off 1 s
+	run_ms(100);
+	lend();
+	run_ms(800);
+	BOOST_TEST(resident() == 32 * MiB);	// held at its share meanwhile ...
+	h.check_at_rest();			// ... which is what it is owed now
+	run_ms(200);
+	BOOST_TEST(resident() == 48 * MiB);	// lent again after the backoff
+	reclaim();				// quick again: 2 s
+	lend();
+	run_ms(1900);
+	BOOST_TEST(resident() == 32 * MiB);
+	run_ms(150);
+	BOOST_TEST(resident() == 48 * MiB);
+	reclaim();				// 4 s, capped at 3 s
+	lend();
+	run_ms(2900);
+	BOOST_TEST(resident() == 32 * MiB);
+	run_ms(150);
+	BOOST_TEST(resident() == 48 * MiB);
+	run_ms(3000);				// the lender stays quiet for 3 s ...
+	reclaim();				// ... so this revocation relaxes: 3 s halved 3 times
+	lend();
+	BOOST_TEST(resident() == 48 * MiB);	// lent at once
+	h.check_at_rest();
+	// Its own allocation evicting from its loan revokes nothing.
+	run_ms(100);
+	reclaim();				// quick: 1 s
+	lend();
+	run_ms(1050);
+	BOOST_TEST(resident() == 48 * MiB);
+	auto own = h.alloc(cb, borrower, 20 * MiB, GOS_PRIO_MAX);	// its older chunks go
+	h.pump();
+	BOOST_TEST(h.stats(borrower).host == 4 * MiB);
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cb, own.buffer), 0);
+	h.pump();
+	BOOST_TEST(resident() == 48 * MiB);	// returned at once: no backoff
+}
+
+// Without the backoff every free lends and every allocation revokes.
+BOOST_AUTO_TEST_CASE(without_the_backoff_every_cycle_moves_the_loan)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.lend_backoff_ns = cfg.lend_backoff_max_ns = 0;
+	Harness h(cfg);
+	h.gpu(64 * MiB);
+	auto lender = h.tenant(), borrower = h.tenant();
+	auto cl = h.client(), cb = h.client();
+	h.alloc(cb, borrower, 48 * MiB);
+	for (int i = 0; i < 10; i++) {
+		auto r = h.alloc(cl, lender, 32 * MiB);
+		h.pump();
+		h.advance_ms(100);
+		BOOST_REQUIRE_EQUAL(gos_free(h.eng(), cl, r.buffer), 0);
+		h.pump();
+		h.advance_ms(100);
+	}
+	BOOST_TEST(h.stats(borrower).bytes_returned == 10 * 16 * MiB);
+	gos_config bad = Harness::defaults();
+	bad.lend_backoff_max_ns = bad.lend_backoff_ns - 1;
+	gos_engine *other = nullptr;
+	BOOST_TEST(gos_engine_create(&bad, &other) == -EINVAL);
+}

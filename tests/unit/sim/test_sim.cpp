@@ -179,3 +179,52 @@ BOOST_AUTO_TEST_CASE(mixed_node_honours_weights)
 	BOOST_TEST(ours.alloc_p50_us > 0);
 	BOOST_TEST(ours.timeline.time.size() > 100u);
 }
+
+namespace {
+
+std::uint64_t moved(const TenantResult &t)
+{
+	return t.bytes_evicted + t.bytes_returned;
+}
+
+// gpuoversub as shipped, and without its lending backoff, in the same run.
+std::pair<PolicyResult, PolicyResult> damped_and_undamped(const std::string &file)
+{
+	Options opt;
+	Trace trace = load_trace(file);
+	return {replay(trace, policies(opt).back(), opt), replay(trace, undamped(opt), opt)};
+}
+
+} // namespace
+
+// Issue 24, finding 9: a tenant allocating and freeing its fair share every
+// 200 ms made its neighbour evict and take back the memory lent to it each
+// cycle. The lending backoff cuts the borrower's movement tenfold or more,
+// and the cycler, which only takes back its own share, loses nothing.
+BOOST_AUTO_TEST_CASE(churn_costs_the_borrower_a_tenth_of_its_movement)
+{
+	auto [damped, eager] = damped_and_undamped("examples/traces/churn-200ms.csv");
+	const auto &borrower = tenant(damped, "steady"), &before = tenant(eager, "steady");
+	BOOST_TEST_MESSAGE("churn: borrower moved " << moved(before) << " bytes undamped, " << moved(borrower)
+						     << " damped");
+	BOOST_TEST(moved(before) > 0u);
+	BOOST_TEST(moved(borrower) * 10 <= moved(before));
+	BOOST_TEST(borrower.slowdown < before.slowdown);
+	BOOST_TEST(tenant(damped, "cycler").slowdown <= tenant(eager, "cycler").slowdown);
+	BOOST_TEST(damped.jain >= eager.jain - 0.001);
+}
+
+// Where nobody churns, the backoff costs at most 2 points of utilization
+// and no fairness.
+BOOST_AUTO_TEST_CASE(the_lending_backoff_costs_the_example_traces_nothing_that_matters)
+{
+	for (const char *file : {"examples/traces/rodinia-pair.csv", "examples/traces/pagedos-150.csv",
+				 "examples/traces/mixed-8.csv"}) {
+		auto [damped, eager] = damped_and_undamped(file);
+		BOOST_TEST_CONTEXT(file << ": utilization " << damped.utilization << " vs " << eager.utilization
+					<< ", Jain " << damped.jain << " vs " << eager.jain) {
+			BOOST_TEST(damped.utilization >= eager.utilization - 0.02);
+			BOOST_TEST(damped.jain >= eager.jain - 0.001);
+		}
+	}
+}
