@@ -51,7 +51,7 @@ column() {
 	dir=$(mktemp -d) && chmod 755 "$dir"
 	printf 'build-essential build - -\ngos-no-such-package demo - -\n' >"$dir/list"
 	cp -r packaging "$dir/" && chmod -R a+rX "$dir"
-	run runuser -u nobody -- env GOS_DEPS_LIST="$dir/list" GOS_DEPS_FOR="make demo" "$dir/packaging/deps.sh" demo
+	run runuser -u nobody -- env -u GOS_NO_INSTALL GOS_DEPS_LIST="$dir/list" GOS_DEPS_FOR="make demo" "$dir/packaging/deps.sh" demo
 	rm -rf "$dir"
 	[ "$status" -eq 1 ]
 	[[ $output == *"sudo apt-get install --no-install-recommends gos-no-such-package"* ]]
@@ -59,7 +59,7 @@ column() {
 }
 
 @test "without the CUDA headers the step says where to get them; GOS_NO_INSTALL turns it off" {
-	run env CUDA_INC=/nonexistent packaging/deps.sh demo
+	run env -u GOS_NO_INSTALL CUDA_INC=/nonexistent packaging/deps.sh demo
 	[ "$status" -eq 1 ]
 	[[ $output == *"/nonexistent/cuda.h"* ]]
 	[[ $output == *"https://developer.nvidia.com/cuda-downloads"* ]]
