@@ -67,13 +67,7 @@ accounting_down() {
 		wait_until 5 eval "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
 		rm -f "$GOS_DIR/run/$name.pid"
 	done
-	# Daemons whose pid file never got written are found by their datadir
-	# or configuration.
-	for pid in $(pgrep -x mariadbd); do
-		grep -qz "^--datadir=$GOS_DIR/mariadb\$" "/proc/$pid/cmdline" 2>/dev/null && kill -9 "$pid"
-	done
-	for pid in $(pgrep -x slurmdbd); do
-		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
-	done
+	# Daemons whose pid file never got written go with the rest of the
+	# harness's marked processes (slurm_down).
 	return 0
 }

@@ -12,12 +12,14 @@
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
 source "$(dirname "${BASH_SOURCE[0]}")/accounting.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/../procs.bash"
 
 # Prefix that runs a daemon with no descriptor of ours beyond 0-2: bats,
 # make and CI wait for every holder of their pipes, so one inherited pipe in
 # a daemon that outlives the test hangs them all. It execs: $! stays the
-# daemon's pid.
-detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])')
+# daemon's pid. It marks the daemon GOS_MARK=$GOS_DIR (procs.bash), so that
+# slurm_down finds it and its slurmstepds, and nothing else.
+detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.environ["GOS_MARK"] = os.environ["GOS_DIR"]; os.execvp(sys.argv[1], sys.argv[1:])')
 
 plugstack() {
 	if [ -n "${GOS_PACKAGED:-}" ]; then
@@ -104,8 +106,10 @@ YAML
 	plugstack "$@"
 	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 		mkdir -p /run/munge && chown munge:munge /run/munge
-		"${detached[@]}" runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
-		touch "$GOS_DIR/run/munged.ours"
+		"${detached[@]}" setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground \
+			</dev/null >/dev/null 2>>"$GOS_DIR/log/munged.log" &
+		echo $! >"$GOS_DIR/run/munged.pid"
+		wait_until 10 eval 'munge -n 2>/dev/null | unmunge >/dev/null 2>&1' || return 1
 	fi
 	[ -z "${GOS_ACCOUNTING:-}" ] || accounting_up || return 1
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
@@ -128,19 +132,14 @@ slurm_down() {
 		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 		kill -9 "$pid" 2>/dev/null
 	done
-	pkill -9 -f "slurmstepd.*$GOS_DIR" 2>/dev/null
-	# Daemons whose pid file never got written (slurm_up failed midway) are
-	# found by the configuration they were started with.
-	for pid in $(pgrep -x slurmctld; pgrep -x slurmd; pgrep -x slurmstepd); do
-		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
-	done
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_stop
 	accounting_down
 	# A munged we started goes with us; one the machine runs stays.
-	if [ -e "$GOS_DIR/run/munged.ours" ]; then
-		pkill -x munged
-		rm -f "$GOS_DIR/run/munged.ours"
-	fi
+	pid=$(cat "$GOS_DIR/run/munged.pid" 2>/dev/null) && kill_pids "$pid"
+	rm -f "$GOS_DIR/run/munged.pid"
+	# What is left of ours: slurmstepds, and daemons whose pid file never
+	# got written (slurm_up failed midway).
+	kill_marked "$GOS_DIR"
 }
 
 # What every job of a test file inherits (sbatch exports the submitter's
