@@ -302,7 +302,10 @@ int remote_exit(spank_t sp)
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
 	if (!o.ok() && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
-	comment_when_over(state.args, job);
+	char node[256] = "";	// Slurm's name for this node, in the job's environment
+	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS)
+		node[0] = '\0';
+	comment_when_over(state.args, job, node);
 	return 0;
 }
 

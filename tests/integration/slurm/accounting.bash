@@ -14,6 +14,7 @@ accounting_conf() {
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$(gos_dbd_port)
+AccountingStoragePass=$GOS_MUNGE_SOCK
 AccountingStorageEnforce=associations,qos
 CONF
 }
@@ -43,6 +44,7 @@ DbdAddr=127.0.0.1
 DbdPort=$(gos_dbd_port)
 SlurmUser=root
 AuthType=auth/munge
+AuthInfo=socket=$GOS_MUNGE_SOCK
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
 StoragePort=$(gos_db_port)

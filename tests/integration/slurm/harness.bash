@@ -1,4 +1,4 @@
-# A private single-node Slurm for tests and the demo: munge, slurmctld and
+# A private single-node Slurm for tests and the demo: its own munged, slurmctld and
 # slurmd on localhost with fake GPU GRES devices, our SPANK plugin in the
 # plugstack, and gpuoversubd with simulated GPUs. Needs root.
 #   slurm_up DIR [PLUGSTACK_ARGS...]   slurm_down   plugstack ARGS...
@@ -47,12 +47,28 @@ gos_daemon_stop() {
 	rm -f "$GOS_SOCK" "$GOS_DIR/run/gpuoversubd.pid"
 }
 
+# The harness's own munged, on a socket of its own (slurm.conf's AuthInfo):
+# the machine's munged, if any, is neither used nor touched. It runs under
+# another name (a link), so that what stops "munged" by name (a site's
+# script, an older copy of this harness) cannot stop it under a test.
+gos_munge_start() {
+	local m=$GOS_DIR/munge
+	mkdir -p "$m" && chown munge:munge "$m" && chmod 0755 "$m" "$GOS_DIR" || return 1
+	ln -sf /usr/sbin/munged "$m/gos-munged"
+	"${detached[@]}" setpriv --reuid=munge --regid=munge --init-groups "$m/gos-munged" --foreground \
+		--socket="$GOS_MUNGE_SOCK" --pid-file="$m/munged.pid" --seed-file="$m/munged.seed" \
+		--log-file="$m/munged.log" </dev/null >/dev/null 2>&1 &
+	echo $! >"$GOS_DIR/run/munged.pid"
+	wait_until 10 eval 'munge -S "$GOS_MUNGE_SOCK" -n 2>/dev/null | unmunge -S "$GOS_MUNGE_SOCK" >/dev/null 2>&1' || {
+		echo "munged did not start:" >&2; tail -5 "$m/munged.log" >&2; return 1; }
+}
+
 slurm_up() {
 	GOS_DIR=$1; shift
-	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock
+	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock GOS_MUNGE_SOCK=$GOS_DIR/munge/munge.socket
 	[ -z "${GOS_PACKAGED:-}" ] || GOS_SOCK=/run/gpuoversub/gpuoversubd.sock
 	mkdir -p "$GOS_DIR"/{etc,state,spool,run,log,reports,gos-state}
-	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK
+	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK GOS_MUNGE_SOCK
 	cat >"$SLURM_CONF" <<CONF
 ClusterName=gostest
 SlurmctldHost=localhost(127.0.0.1)
@@ -60,6 +76,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
+AuthInfo=socket=$GOS_MUNGE_SOCK
 StateSaveLocation=$GOS_DIR/state
 SlurmdSpoolDir=$GOS_DIR/spool/slurmd.%n
 SlurmctldPidFile=$GOS_DIR/run/slurmctld.pid
@@ -104,13 +121,7 @@ simulated_gpus:
   - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}
 YAML
 	plugstack "$@"
-	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-		mkdir -p /run/munge && chown munge:munge /run/munge
-		"${detached[@]}" setpriv --reuid=munge --regid=munge --init-groups /usr/sbin/munged --foreground \
-			</dev/null >/dev/null 2>>"$GOS_DIR/log/munged.log" &
-		echo $! >"$GOS_DIR/run/munged.pid"
-		wait_until 10 eval 'munge -n 2>/dev/null | unmunge >/dev/null 2>&1' || return 1
-	fi
+	gos_munge_start || return 1
 	[ -z "${GOS_ACCOUNTING:-}" ] || accounting_up || return 1
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
 	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
@@ -134,7 +145,6 @@ slurm_down() {
 	done
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_stop
 	accounting_down
-	# A munged we started goes with us; one the machine runs stays.
 	pid=$(cat "$GOS_DIR/run/munged.pid" 2>/dev/null) && kill_pids "$pid"
 	rm -f "$GOS_DIR/run/munged.pid"
 	# What is left of ours: slurmstepds, and daemons whose pid file never

@@ -1,0 +1,117 @@
+#include "spank/comment_update.hpp"
+
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "common/report/admin_comment.hpp"
+
+namespace gos::spank {
+namespace {
+
+using namespace gos::report;
+
+using Clock = std::chrono::steady_clock;
+constexpr int max_attempts = 8;
+
+struct JobRecord {
+	bool ok = false;
+	std::string comment, error;
+	unsigned restarts = 0;
+	std::vector<std::string> nodes;
+};
+
+std::vector<std::string> node_names(const char *list)
+{
+	std::vector<std::string> names;
+	if (!list || !*list)
+		return names;
+	hostlist_t hl = slurm_hostlist_create(list);
+	if (!hl)
+		return names;
+	for (char *n; (n = slurm_hostlist_shift(hl));) {
+		names.emplace_back(n);
+		free(n);
+	}
+	slurm_hostlist_destroy(hl);
+	return names;
+}
+
+JobRecord load(std::uint64_t job)
+{
+	JobRecord r;
+	job_info_msg_t *msg = nullptr;
+	if (slurm_load_job(&msg, static_cast<std::uint32_t>(job), SHOW_DETAIL) != SLURM_SUCCESS || !msg ||
+	    msg->record_count < 1) {
+		r.error = std::string("reading the job: ") + slurm_strerror(slurm_get_errno());
+		if (msg)
+			slurm_free_job_info_msg(msg);
+		return r;
+	}
+	const slurm_job_info_t &j = msg->job_array[0];
+	r.ok = true;
+	r.comment = j.admin_comment ? j.admin_comment : "";
+	r.restarts = j.restart_cnt;
+	r.nodes = node_names(j.nodes);
+	slurm_free_job_info_msg(msg);
+	return r;
+}
+
+std::string store(std::uint64_t job, const std::string &field)
+{
+	job_desc_msg_t desc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = static_cast<std::uint32_t>(job);
+	desc.admin_comment = const_cast<char *>(field.c_str());
+	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+		return std::string("writing AdminComment: ") + slurm_strerror(slurm_get_errno());
+	return "";
+}
+
+} // namespace
+
+CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const std::string &node, unsigned pause_ms)
+{
+	CommentOutcome out;
+	std::mt19937 rng(std::random_device{}());
+	for (out.attempts = 1; out.attempts <= max_attempts; out.attempts++) {
+		auto began = Clock::now();
+		JobRecord rec = load(job);
+		if (!rec.ok) {
+			out.error = rec.error;
+			return out;
+		}
+		nlohmann::json part = node_part(report, node, rec.restarts);
+		AdminComment c = split_admin_comment(rec.comment);
+		merge_part(c.ours, part, rec.nodes);
+		if (pause_ms)
+			std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+		if (std::string e = store(job, join_admin_comment(c)); !e.empty()) {
+			out.error = e;
+			return out;	// refused (the job finished, say): retrying will not help
+		}
+		// A writer that read before our write writes within about its own
+		// window; ours is the measure, doubled, with jitter so that the
+		// losers of one round do not meet again in the next.
+		auto window = Clock::now() - began;
+		std::uniform_int_distribution<int> jitter(20, 100 * out.attempts);
+		std::this_thread::sleep_for(2 * window + std::chrono::milliseconds(jitter(rng)));
+		JobRecord check = load(job);
+		if (check.ok && holds_part(split_admin_comment(check.comment).ours, part)) {
+			out.ok = true;
+			return out;
+		}
+	}
+	out.attempts = max_attempts;
+	out.error = "AdminComment kept being overwritten by other nodes; gave up after " + std::to_string(max_attempts) +
+		    " attempts";
+	return out;
+}
+
+} // namespace gos::spank

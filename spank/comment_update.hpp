@@ -1,0 +1,31 @@
+// gpuoversub's segment of a job's AdminComment, updated by every node of the
+// job, often all at once (their steps end together). Slurm offers no
+// compare-and-swap: slurm_update_job replaces the field whole, so two nodes
+// that read the same field and write their own part each drop the other's.
+// Each node therefore reads, merges its part, writes, waits a while longer
+// than its own read-to-write window (plus jitter), and reads again: if its
+// part is gone, someone wrote over it, and it tries again, a bounded number
+// of times with growing jittered pauses. Through the Slurm API of the
+// calling process: no node talks to another.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gos::spank {
+
+struct CommentOutcome {
+	bool ok = false;
+	int attempts = 0;
+	std::string error;	// why not, when !ok
+};
+
+// Puts this node's part of the job's report into the job's AdminComment.
+// pause_ms, for tests only, widens the read-to-write window so that
+// concurrent writers surely race.
+CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const std::string &node,
+			     unsigned pause_ms = 0);
+
+} // namespace gos::spank
