@@ -114,4 +114,21 @@ CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, co
 	return out;
 }
 
+std::vector<std::string> wait_for_all_parts(std::uint64_t job, std::chrono::milliseconds limit)
+{
+	auto deadline = Clock::now() + limit;
+	std::vector<std::string> missing;
+	for (;;) {
+		JobRecord rec = load(job);
+		if (!rec.ok)
+			return missing;
+		missing.clear();
+		for (const auto &n : split_admin_comment(rec.comment).ours.value("missing", nlohmann::json::array()))
+			missing.push_back(n.get<std::string>());
+		if (missing.empty() || Clock::now() >= deadline)
+			return missing;
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	}
+}
+
 } // namespace gos::spank

@@ -9,8 +9,10 @@
 // calling process: no node talks to another.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,5 +29,11 @@ struct CommentOutcome {
 // concurrent writers surely race.
 CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const std::string &node,
 			     unsigned pause_ms = 0);
+// Slurm refuses AdminComment updates once the job finished, and a batch job
+// finishes when its batch step does, often before the other nodes' last
+// steps have put their parts in. So the batch step, on its way out, waits
+// until every node of the job has a part, for at most `limit`; it returns
+// the nodes that still have none (a node that failed, say), for the log.
+std::vector<std::string> wait_for_all_parts(std::uint64_t job, std::chrono::milliseconds limit);
 
 } // namespace gos::spank

@@ -48,7 +48,7 @@ bool comment_wanted(const PlugstackArgs &args)
 
 } // namespace
 
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::string &node)
+void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::string &node, bool batch_step)
 {
 	if (!comment_wanted(args))
 		return;
@@ -70,6 +70,14 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::
 		else if (o.attempts > 1)
 			slurm_info("[gpuoversub] job %lu: AdminComment set at attempt %d (other nodes wrote at once)",
 				   static_cast<unsigned long>(job), o.attempts);
+		if (o.ok && batch_step) {
+			std::string names;
+			for (const auto &n : wait_for_all_parts(job, std::chrono::seconds(20)))
+				names += " " + n;
+			if (!names.empty())
+				slurm_error("[gpuoversub] job %lu: no part in AdminComment from node(s)%s after 20 s",
+					    static_cast<unsigned long>(job), names.c_str());
+		}
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %lu: report incomplete: %s", static_cast<unsigned long>(job), e.what());
 	}

@@ -22,6 +22,7 @@
 // const globals would get internal linkage in C++: declare them first.
 #pragma GCC visibility push(default)
 extern "C" {
+#include <slurm/slurm.h>	// SLURM_BATCH_SCRIPT
 #include <slurm/spank.h>
 extern const char plugin_name[], plugin_type[];
 extern const unsigned int plugin_version, spank_plugin_version;
@@ -305,7 +306,7 @@ int remote_exit(spank_t sp)
 	char node[256] = "";	// Slurm's name for this node, in the job's environment
 	if (spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS)
 		node[0] = '\0';
-	comment_when_over(state.args, job, node);
+	comment_when_over(state.args, job, node, step == SLURM_BATCH_SCRIPT);
 	return 0;
 }
 
