@@ -63,7 +63,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$GOS_MUNGE_SOCK
+AuthInfo=socket=$GOS_MUNGE_SOCK,cred_expire=5
 StateSaveLocation=$GOS_DIR/state
 SlurmdSpoolDir=$GOS_DIR/spool/slurmd.%n
 SlurmctldPidFile=$GOS_DIR/run/slurmctld.pid

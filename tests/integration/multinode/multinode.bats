@@ -34,14 +34,27 @@ import json, sys
 line = sys.stdin.read()
 print(json.dumps(json.loads(line[line.index("gpuoversub=") + 11:].split(" ")[0])))'
 }
-# A step's tasks, one per node: two 32 MiB buffers each, written and checked.
-two_buffers="printf 'alloc a 32\nalloc b 32\nverify a\nverify b\nquit\n' | $BUILD_ABS/tests/tools/gos_testapp"
+# A job on NODES nodes (more sbatch options after it) whose one step runs a
+# task per node: two 32 MiB buffers, written and checked, after HOLD seconds.
+job_on() {
+	local nodes=$1 hold=$2; shift 2
+	on_head sbatch --parsable -N"$nodes" --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" "$@" \
+		--wrap "srun -N$nodes --ntasks-per-node=1 bash -c \"(printf 'alloc a 32\\nalloc b 32\\n'; sleep $hold; printf 'verify a\\nverify b\\nquit\\n') | $GOS_BUILD/tests/tools/gos_testapp\""
+}
+job_end() { on_head bash -c "source tests/integration/slurm/harness.bash; job_wait $1"; }
+ctl_on() { local n=$1; shift; on_node "$n" "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
+# The weights of job $2's tenants on node $1, one per GPU: "0:1.0 1:1.0".
+weights_on() {
+	ctl_on "$1" --json status | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(" ".join("%d:%.2f" % (g["gpu"], t["weight"]) for g in s["gpus"] for t in g["tenants"] if t["job"] == int(sys.argv[1])))' "$2"
+}
+weights_are() { [ "$(weights_on "$1" "$2")" = "$3" ]; }
 
 @test "a job on three nodes: AdminComment holds each node's part and the totals, and each node reports its own" {
-	export BUILD_ABS=$GOS_BUILD
-	id=$(on_head sbatch --parsable -N3 --gres=shard:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "srun -N3 --ntasks-per-node=1 bash -c \"printf 'alloc a 32\\nalloc b 32\\nverify a\\nverify b\\nquit\\n' | $GOS_BUILD/tests/tools/gos_testapp\"")
-	[ "$(on_head bash -c "source tests/integration/slurm/harness.bash; job_wait $id")" = COMPLETED ]
+	id=$(job_on 3 0 --gres=shard:2)
+	[ "$(job_end "$id")" = COMPLETED ]
 	cat "$GOS_DIR/out-$id.txt"
 	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-2000
 	segment "$id" | python3 -c '
@@ -65,4 +78,33 @@ assert r["node"] == sys.argv[2] and [g["pci_bus_id"] for g in r["gpus"]] == ["00
 	echo "$output"
 	[[ "$output" == *"on node n2, GPU 0 (0000:17:00.0)"* ]]
 	[[ "$output" == *"nodes n1,n2,n3, 1 run(s); no part from: none"* ]]
+}
+
+@test "a job with --gres=gpu:2 on two nodes has four tenants, each a whole GPU's share; a shard job its shards' share" {
+	id=$(job_on 2 30 --gres=gpu:2)
+	wait_until 30 weights_are n1 "$id" "0:1.00 1:1.00"
+	wait_until 10 weights_are n2 "$id" "0:1.00 1:1.00"
+	ctl_on n2 explain "$id" | grep -q '4 of 4 shards (the whole GPU)'
+	# Beside it on n3, shards: 2 of GPU 0's 4 (slurm.conf's shard counts, per GPU).
+	sid=$(job_on 1 30 --gres=shard:2 -w n3)
+	wait_until 30 weights_are n3 "$sid" "0:0.50"
+	ctl_on n3 explain "$sid" | grep -q '2 of 4 shards'
+	on_head scancel "$id" "$sid"
+	job_end "$id"
+	job_end "$sid"
+}
+
+@test "a requeued job keeps each run's figures: every node's part of run 0 and of run 1" {
+	id=$(job_on 3 0 --gres=shard:1 --requeue)
+	[ "$(job_end "$id")" = COMPLETED ]
+	on_head scontrol requeue "$id"
+	wait_until 60 eval "on_head scontrol -o show job $id | grep -q 'JobState=COMPLETED.*Restarts=1'"
+	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-3000
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+runs = sorted((p["run"], p["node"]) for p in o["parts"])
+assert runs == [(r, n) for r in (0, 1) for n in ("n1", "n2", "n3")], o
+assert o["runs"] == 2 and o["missing"] == [], o
+assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
 }
