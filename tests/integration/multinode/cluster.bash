@@ -122,6 +122,7 @@ node_daemon_start() {
 	on_node "$1" "${detached[@]}" "$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/node/gpuoversub.yaml" </dev/null \
 		>/dev/null 2>>"$GOS_DIR/log/gpuoversubd.$1.log" &
 	echo $! >"$GOS_DIR/nodes/$1/run/gpuoversubd.pid"
+	disown $!	# a kill -9 of it is the test's, not news for the shell
 	wait_until 10 test -S "$GOS_DIR/nodes/$1/run/gpuoversubd.sock"
 }
 

@@ -108,3 +108,24 @@ assert runs == [(r, n) for r in (0, 1) for n in ("n1", "n2", "n3")], o
 assert o["runs"] == 2 and o["missing"] == [], o
 assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
 }
+
+@test "one node's gpuoversubd killed mid-job and restarted: the job completes, every node has its part, none keeps the job" {
+	id=$(job_on 3 4 --gres=shard:1)
+	wait_until 30 eval "[ -n \"\$(weights_on n2 $id)\" ]"
+	node_daemon_kill n2 KILL
+	node_daemon_start n2
+	[ "$(job_end "$id")" = COMPLETED ]
+	grep 'gpuoversub' "$GOS_DIR/log/slurmd.n2.log" | tail -5
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missing"] == [], o'
+	cat "$GOS_DIR/out-$id.txt"
+	# On every node, two allocations, two checks and the quit succeeded: the
+	# data is intact.
+	[ "$(grep -cx ok "$GOS_DIR/out-$id.txt")" -eq 15 ]
+	! grep -vqx 'ok\|ready' "$GOS_DIR/out-$id.txt"
+	for n in n1 n2 n3; do
+		wait_until 10 eval "[ \"\$(ctl_on $n --json jobs)\" = '[]' ]"	# no stale job on any node
+	done
+}
