@@ -76,7 +76,7 @@ std::string store(std::uint64_t job, const std::string &field)
 
 } // namespace
 
-CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const std::string &node, unsigned pause_ms)
+CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const PartOf &who, unsigned pause_ms)
 {
 	CommentOutcome out;
 	std::mt19937 rng(std::random_device{}());
@@ -87,9 +87,9 @@ CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, co
 			out.error = rec.error;
 			return out;
 		}
-		nlohmann::json part = node_part(report, node, rec.restarts);
+		nlohmann::json part = node_part(report, who.node, who.run < 0 ? rec.restarts : static_cast<unsigned>(who.run));
 		AdminComment c = split_admin_comment(rec.comment);
-		merge_part(c.ours, part, rec.nodes);
+		merge_part(c.ours, part, who.job_nodes.empty() ? rec.nodes : node_names(who.job_nodes.c_str()));
 		if (pause_ms)
 			std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
 		if (std::string e = store(job, join_admin_comment(c)); !e.empty()) {

@@ -24,11 +24,21 @@ struct CommentOutcome {
 	std::string error;	// why not, when !ok
 };
 
+// Which part a node writes: its Slurm name, the job's run its figures are
+// of (the step's SLURM_RESTART_COUNT; negative: the job's restart count
+// now, which a requeue may already have moved on) and the job's nodes as
+// the step saw them (SLURM_JOB_NODELIST; empty: the job record's, which a
+// requeued job no longer has).
+struct PartOf {
+	std::string node;
+	int run = -1;
+	std::string job_nodes;
+};
+
 // Puts this node's part of the job's report into the job's AdminComment.
 // pause_ms, for tests only, widens the read-to-write window so that
 // concurrent writers surely race.
-CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const std::string &node,
-			     unsigned pause_ms = 0);
+CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const PartOf &who, unsigned pause_ms = 0);
 // Slurm refuses AdminComment updates once the job finished, and a batch job
 // finishes when its batch step does, often before the other nodes' last
 // steps have put their parts in. So the batch step, on its way out, waits

@@ -48,7 +48,7 @@ bool comment_wanted(const PlugstackArgs &args)
 
 } // namespace
 
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::string &node, bool batch_step)
+void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step)
 {
 	if (!comment_wanted(args))
 		return;
@@ -62,8 +62,9 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::
 	try {
 		// Through the Slurm API of the slurmstepd that runs the hook (it
 		// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
-		CommentOutcome o = put_node_part(job, report, node.empty() ? report.value("node", "") : node,
-						 test_comment_pause_ms());
+		if (who.node.empty())
+			who.node = report.value("node", "");
+		CommentOutcome o = put_node_part(job, report, who, test_comment_pause_ms());
 		if (!o.ok)
 			slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
 				    o.error.c_str());

@@ -8,15 +8,16 @@
 #include <cstdint>
 #include <string>
 
+#include "spank/comment_update.hpp"
 #include "spank/plugstack_args.hpp"
 
 namespace gos::spank {
 
 void report_job_end(const PlugstackArgs &args);
 // If the job's report on this node is final and AdminComment is wanted,
-// puts this node's part in it (comment_update.hpp). node: Slurm's name
-// for this node (the report's host name when empty).
+// puts this node's part in it (comment_update.hpp). who.node empty: the
+// report's host name.
 // The batch step then waits for the other nodes' parts (comment_update.hpp).
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job, const std::string &node, bool batch_step);
+void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step);
 
 } // namespace gos::spank

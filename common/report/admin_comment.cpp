@@ -93,6 +93,8 @@ nlohmann::json node_part(const nlohmann::json &r, const std::string &node, unsig
 
 void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vector<std::string> &job_nodes)
 {
+	if (!ours.is_object())	// no segment yet
+		ours = nlohmann::json::object();
 	nlohmann::json parts = nlohmann::json::array();
 	for (const auto &p : ours.value("parts", nlohmann::json::array()))
 		if (p.is_object() && !(p.value("node", "") == part["node"] && p.value("run", 0u) == part["run"]))
@@ -126,13 +128,19 @@ void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vec
 		peak_dev = std::max(peak_dev, peaks.first);
 		peak_host = std::max(peak_host, peaks.second);
 	}
+	// A job Slurm is requeueing (its node failed) has no nodes in its
+	// record: the nodes of the run that wrote before are still the job's.
+	std::vector<std::string> nodes = job_nodes;
+	if (nodes.empty())
+		for (const auto &n : ours.value("nodes", nlohmann::json::array()))
+			nodes.push_back(n.get<std::string>());
 	nlohmann::json missing = nlohmann::json::array();
-	for (const auto &n : job_nodes)
+	for (const auto &n : nodes)
 		if (!reported.count(n))
 			missing.push_back(n);
 	ours = {{"gos", 2},
 		{"runs", run_peaks.size()},
-		{"nodes", job_nodes},
+		{"nodes", nodes},
 		{"missing", missing},
 		{"peak_dev", peak_dev},
 		{"peak_host", peak_host},
@@ -145,6 +153,8 @@ void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vec
 
 bool holds_part(const nlohmann::json &ours, const nlohmann::json &part)
 {
+	if (!ours.is_object())
+		return false;
 	for (const auto &p : ours.value("parts", nlohmann::json::array()))
 		if (p == part)
 			return true;

@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "gos_comment: %s is no JSON report\n", argv[4]);
 		return 2;
 	}
-	auto o = gos::spank::put_node_part(std::strtoull(argv[1], nullptr, 10), report, argv[2],
+	auto o = gos::spank::put_node_part(std::strtoull(argv[1], nullptr, 10), report, {argv[2], -1, ""},
 					   static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)));
 	if (!o.ok) {
 		std::printf("%s: failed after %d attempt(s): %s\n", argv[2], o.attempts, o.error.c_str());

@@ -10,6 +10,7 @@
 #   on_head CMD...       runs CMD where slurmctld is (sbatch, scontrol, sacct)
 #   on_node NODE CMD...  runs CMD inside NODE's namespaces
 #   node_daemon_start NODE / node_daemon_kill NODE   that node's gpuoversubd
+#   node_fail NODE / node_up NODE   kills all of a node at once, starts it again
 # Needs root, ip (iproute2) and unshare. Nothing of ours talks node to node.
 
 source "$(dirname "${BASH_SOURCE[0]}")/../slurm/harness.bash"
@@ -132,6 +133,24 @@ node_daemon_kill() {	# NODE [SIGNAL]
 	kill "-${2:-TERM}" "$pid"
 	wait_until 10 gone "$pid"
 	rm -f "$GOS_DIR/nodes/$1/run/gpuoversubd.sock"
+}
+
+# A node fails: every process in its network namespace (slurmd, its
+# slurmstepds and tasks, its gpuoversubd: all the harness started there)
+# is killed at once.
+node_pids() {
+	local want pid
+	want=$(stat -L -c %i "/run/netns/$(ns "$1")") || return 1
+	for pid in /proc/[0-9]*; do
+		[ "$(stat -L -c %i "$pid/ns/net" 2>/dev/null)" = "$want" ] && echo "${pid#/proc/}"
+	done
+	return 0
+}
+node_fail() {
+	local pids
+	pids=$(node_pids "$1")
+	# shellcheck disable=SC2086
+	[ -z "$pids" ] || { kill -9 $pids; wait_until 10 gone $pids; }
 }
 
 # A node comes up in a namespace of its own: its directory bound over

@@ -34,6 +34,14 @@ import json, sys
 line = sys.stdin.read()
 print(json.dumps(json.loads(line[line.index("gpuoversub=") + 11:].split(" ")[0])))'
 }
+# Whether job $1's segment names $2 (JSON) as the nodes with no part.
+missing_is() {
+	on_head scontrol -o show job "$1" | python3 -c '
+import json, sys
+line = sys.stdin.read()
+at = line.find("gpuoversub=")
+sys.exit(0 if at >= 0 and json.dumps(json.loads(line[at + 11:].split(" ")[0])["missing"]) == sys.argv[1] else 1)' "$2"
+}
 # A job on NODES nodes (more sbatch options after it) whose one step runs a
 # task per node: two 32 MiB buffers, written and checked, after HOLD seconds.
 job_on() {
@@ -128,4 +136,29 @@ assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missin
 	for n in n1 n2 n3; do
 		wait_until 10 eval "[ \"\$(ctl_on $n --json jobs)\" = '[]' ]"	# no stale job on any node
 	done
+}
+
+# A batch job whose node fails is requeued (JobRequeue): Slurm still takes
+# AdminComment updates then, as it does not once a job has finished (with
+# --no-requeue, NODE_FAIL ends the job and the other nodes' parts stay in
+# their own reports only).
+@test "a node failing mid-job: the job is requeued, the other nodes' parts of the run are kept and the failed node is named" {
+	id=$(job_on 3 60 --gres=shard:1)
+	for n in n1 n2 n3; do wait_until 30 eval "[ -n \"\$(weights_on $n $id)\" ]"; done
+	node_fail n3
+	# slurmctld notices after SlurmdTimeout (10 s), requeues the job, and
+	# the other nodes' steps end and put their parts in.
+	wait_until 90 missing_is "$id" '["n3"]' || { on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/slurmctld.log"; false; }
+	on_head scontrol -o show job "$id" | grep -o 'JobState=[^ ]*\|Restarts=[^ ]*\|AdminComment=.*' | cut -c1-3000
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert sorted((p["run"], p["node"]) for p in o["parts"]) == [(0, "n1"), (0, "n2")], o
+assert o["nodes"] == ["n1", "n2", "n3"] and o["missing"] == ["n3"], o'
+	on_head scancel "$id"
+	job_end "$id"
+	node_up n3
+	wait_until 60 all_idle
+	# The failed node's restarted daemon holds no stale job.
+	wait_until 10 eval "[ \"\$(ctl_on n3 --json jobs)\" = '[]' ]"
 }

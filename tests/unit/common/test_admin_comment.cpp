@@ -95,6 +95,9 @@ BOOST_AUTO_TEST_CASE(the_old_whole_field_line_is_replaced_and_garbage_is_the_sit
 	AdminComment old = split_admin_comment("{\"gos\":1,\"peak_dev\":5}");
 	BOOST_TEST(old.site.empty());
 	BOOST_TEST(old.ours.empty());
+	BOOST_TEST(!holds_part(old.ours, json::object()));
+	merge_part(old.ours, node_part(report(10, 1, "a"), "n1", 0), three);
+	BOOST_TEST(join_admin_comment(old).rfind("gpuoversub={", 0) == 0u);
 	// A segment that does not parse is not ours to drop.
 	AdminComment bad = split_admin_comment("gpuoversub={\"parts\": [");
 	BOOST_TEST(bad.site == "gpuoversub={\"parts\": [");
@@ -102,4 +105,13 @@ BOOST_AUTO_TEST_CASE(the_old_whole_field_line_is_replaced_and_garbage_is_the_sit
 	// Nor is a site's own "gpuoversub=" text that is not our segment.
 	BOOST_TEST(split_admin_comment("gpuoversub=yes").site == "gpuoversub=yes");
 	BOOST_TEST(join_admin_comment({"site", json::object()}) == "site");
+}
+
+BOOST_AUTO_TEST_CASE(a_requeued_job_without_nodes_keeps_the_nodes_known_before)
+{
+	AdminComment c;
+	merge_part(c.ours, node_part(report(10, 1, "a"), "n1", 0), three);
+	merge_part(c.ours, node_part(report(10, 1, "a"), "n2", 0), {});	// the record lost its nodes
+	BOOST_TEST(c.ours["nodes"] == json(three));
+	BOOST_TEST(c.ours["missing"] == json({"n3"}));
 }
