@@ -93,6 +93,9 @@ NodeName=n2 NodeHostname=n2 NodeAddr=$(node_ip n2) CPUs=2 CoresPerSocket=2 Threa
 NodeName=n3 NodeHostname=n3 NodeAddr=$(node_ip n3) CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000 Gres=gpu:2,shard:8 State=UNKNOWN
 PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
+	# PMIx's client directories are named by job and step only: each node
+	# needs its own base, not the /tmp they share.
+	echo "PMIxCliTmpDirBase=$GOS_DIR/node/pmix" >"$GOS_DIR/etc/mpi.conf"
 	cat >"$GOS_DIR/etc/gres.conf" <<CONF
 NodeName=n[1-3] Name=gpu File=$GOS_DIR/dev_gpu[0-1]
 NodeName=n[1-3] Name=shard Count=4 File=$GOS_DIR/dev_gpu0
@@ -103,7 +106,7 @@ CONF
 # The node's own files, seen inside the node at $GOS_DIR/node.
 node_files() {
 	local n=$GOS_DIR/nodes/$1
-	mkdir -p "$n"/{run,state,reports}
+	mkdir -p "$n"/{run,state,reports,pmix}
 	cat >"$n/gpuoversub.yaml" <<YAML
 socket: $GOS_DIR/node/run/gpuoversubd.sock
 state_dir: $GOS_DIR/node/state

@@ -138,6 +138,26 @@ assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missin
 	done
 }
 
+@test "srun --mpi=pmix across three nodes: one exchange table of every rank's headroom on every rank, and rank 0's gather covers every node" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	id=$(on_head sbatch --parsable -N3 -n6 -O --gres=shard:1 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+	[ "$(job_end "$id")" = COMPLETED ]
+	cat "$GOS_DIR/out-$id.txt"
+	[ "$(grep -c '^rank [0-5] of 6 local [01] ok$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
+	# gpuoversub_mpi_exchange: the same table on all six ranks, a row per rank.
+	[ "$(grep '^rank [0-5] exchange ' "$GOS_DIR/out-$id.txt" | cut -d' ' -f4- | sort -u | wc -l)" -eq 1 ]
+	grep '^rank 0 exchange ' "$GOS_DIR/out-$id.txt" | grep -q ' 0:1:1.00:[0-9]* .* 5:1:1.00:[0-9]*$'
+	# The per-rank breakdown, in the report of rank 0's node, has every node's ranks.
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.json" <<'PY'
+import json, sys
+ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
+assert sorted((r["rank"], r["node"]) for r in ranks) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2"), (4, "n3"), (5, "n3")], ranks
+assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
+PY
+	missing_is "$id" '[]'	# and every node's part is in AdminComment
+}
+
 # A batch job whose node fails is requeued (JobRequeue): Slurm still takes
 # AdminComment updates then, as it does not once a job has finished (with
 # --no-requeue, NODE_FAIL ends the job and the other nodes' parts stay in
