@@ -107,23 +107,16 @@ CONF
 node_files() {
 	local n=$GOS_DIR/nodes/$1
 	mkdir -p "$n"/{run,state,reports,pmix}
-	cat >"$n/gpuoversub.yaml" <<YAML
-socket: $GOS_DIR/node/run/gpuoversubd.sock
-state_dir: $GOS_DIR/node/state
-reports: {dir: $GOS_DIR/node/reports, admin_comment: true}
-reserve: 0
-chunk_size: 2M
-return_interval: 50ms
-max_oversub: 4
-over_ceiling: clamp
-simulated_gpus:
-  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}
-  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:65:00.0'}
-YAML
+	gos_policy "$GOS_DIR/node/run/gpuoversubd.sock" "$GOS_DIR/node/state" "$GOS_DIR/node/reports" true \
+		0000:17:00.0 0000:65:00.0 >"$n/gpuoversub.yaml"
 }
 
 node_daemon_start() {
-	on_node "$1" "${detached[@]}" "$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/node/gpuoversub.yaml" </dev/null \
+	rm -f "$GOS_DIR/nodes/$1/run/gpuoversubd.sock"	# a killed one's
+	# A simple command, not on_node: $! of a function would be a subshell's
+	# pid, and the daemon would outlive its kill. nsenter and the prefix exec.
+	nsenter --target "$(cat "$GOS_DIR/run/slurmd.$1.pid")" --net --mount --uts -- \
+		"${detached[@]}" "$GOS_BUILD/sbin/gpuoversubd" -c "$GOS_DIR/node/gpuoversub.yaml" </dev/null \
 		>/dev/null 2>>"$GOS_DIR/log/gpuoversubd.$1.log" &
 	echo $! >"$GOS_DIR/nodes/$1/run/gpuoversubd.pid"
 	disown $!	# a kill -9 of it is the test's, not news for the shell
@@ -154,6 +147,8 @@ node_fail() {
 	pids=$(node_pids "$1")
 	# shellcheck disable=SC2086
 	[ -z "$pids" ] || { kill -9 $pids; wait_until 10 gone $pids; }
+	# What the dead leave behind must not pass for a live node's.
+	rm -f "$GOS_DIR/run/slurmd.$1.pid" "$GOS_DIR/nodes/$1/run/gpuoversubd".{pid,sock}
 }
 
 # A node comes up in a namespace of its own: its directory bound over

@@ -47,6 +47,24 @@ gos_daemon_stop() {
 	rm -f "$GOS_SOCK" "$GOS_DIR/run/gpuoversubd.pid"
 }
 
+# The test daemon's policy: gos_policy SOCKET STATE_DIR REPORT_DIR
+# ADMIN_COMMENT PCI_BUS_ID... (one simulated 256 MiB GPU per bus id).
+gos_policy() {
+	local bus
+	cat <<YAML
+socket: $1
+state_dir: $2
+reports: {dir: $3, admin_comment: $4}
+reserve: 0
+chunk_size: 2M
+return_interval: 50ms
+max_oversub: 4
+over_ceiling: clamp
+simulated_gpus:
+YAML
+	for bus in "${@:5}"; do echo "  - {memory: 256M, numa_node: 0, pci_bus_id: '$bus'}"; done
+}
+
 # The harness's own munged, on a socket of its own (slurm.conf's AuthInfo):
 # the machine's munged, if any, is neither used nor touched. It runs under
 # another name (a link), so that what stops "munged" by name (a site's
@@ -108,18 +126,7 @@ CONF
 NodeName=node1 Name=gpu File=$GOS_DIR/dev_gpu0
 NodeName=node1 Name=shard Count=4 File=$GOS_DIR/dev_gpu0
 CONF
-	cat >"$GOS_DIR/gpuoversub.yaml" <<YAML
-socket: $GOS_SOCK
-state_dir: $GOS_DIR/gos-state
-reports: {dir: $GOS_DIR/reports, admin_comment: false}
-reserve: 0
-chunk_size: 2M
-return_interval: 50ms
-max_oversub: 4
-over_ceiling: clamp
-simulated_gpus:
-  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}
-YAML
+	gos_policy "$GOS_SOCK" "$GOS_DIR/gos-state" "$GOS_DIR/reports" false 0000:17:00.0 >"$GOS_DIR/gpuoversub.yaml"
 	plugstack "$@"
 	gos_munge_start || return 1
 	[ -z "${GOS_ACCOUNTING:-}" ] || accounting_up || return 1
