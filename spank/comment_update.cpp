@@ -1,5 +1,6 @@
 #include "spank/comment_update.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -18,7 +19,10 @@ namespace {
 using namespace gos::report;
 
 using Clock = std::chrono::steady_clock;
-constexpr int max_attempts = 8;
+constexpr int max_attempts = 12;
+// The longest pause between two attempts: a round lets at least one of the
+// nodes that collided through, so the more nodes, the wider they spread.
+constexpr int max_jitter_ms = 3000;
 
 struct JobRecord {
 	bool ok = false;
@@ -100,7 +104,8 @@ CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, co
 		// window; ours is the measure, doubled, with jitter so that the
 		// losers of one round do not meet again in the next.
 		auto window = Clock::now() - began;
-		std::uniform_int_distribution<int> jitter(20, 100 * out.attempts);
+		int spread = 100 * out.attempts * std::max<int>(1, static_cast<int>(rec.nodes.size() + 2) / 3);
+		std::uniform_int_distribution<int> jitter(20, std::min(spread, max_jitter_ms));
 		std::this_thread::sleep_for(2 * window + std::chrono::milliseconds(jitter(rng)));
 		JobRecord check = load(job);
 		if (check.ok && holds_part(split_admin_comment(check.comment).ours, part)) {

@@ -73,10 +73,10 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who,
 				   static_cast<unsigned long>(job), o.attempts);
 		if (o.ok && batch_step) {
 			std::string names;
-			for (const auto &n : wait_for_all_parts(job, std::chrono::seconds(20)))
+			for (const auto &n : wait_for_all_parts(job, std::chrono::seconds(30)))
 				names += " " + n;
 			if (!names.empty())
-				slurm_error("[gpuoversub] job %lu: no part in AdminComment from node(s)%s after 20 s",
+				slurm_error("[gpuoversub] job %lu: no part in AdminComment from node(s)%s after 30 s",
 					    static_cast<unsigned long>(job), names.c_str());
 		}
 	} catch (const std::exception &e) {
