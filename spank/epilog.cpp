@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,22 +19,19 @@ extern "C" {
 #include "common/util/atomic_file.hpp"
 #include "common/config/config.hpp"
 #include "common/report/report_text.hpp"
+#include "spank/comment_update.hpp"
 #include "spank/daemon_calls.hpp"
 
 namespace gos::spank {
 namespace {
 
-// Through the Slurm API of the process that runs the epilog (slurmstepd
-// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
-void set_admin_comment(std::uint64_t job, const std::string &line)
+// For the tests that force the nodes' updates to race: slurmd's environment
+// (which slurmstepd inherits, and no job can set) may widen each node's
+// read-to-write window, GOS_TEST_COMMENT_PAUSE_MS, up to 5 s.
+unsigned test_comment_pause_ms()
 {
-	job_desc_msg_t desc;
-	slurm_init_job_desc_msg(&desc);
-	desc.job_id = static_cast<std::uint32_t>(job);
-	desc.admin_comment = const_cast<char *>(line.c_str());
-	if (slurm_update_job(&desc) != SLURM_SUCCESS)
-		slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
-			    slurm_strerror(slurm_get_errno()));
+	const char *v = std::getenv("GOS_TEST_COMMENT_PAUSE_MS");
+	return v ? static_cast<unsigned>(std::min(std::strtoul(v, nullptr, 10), 5000ul)) : 0;
 }
 
 // The policy file's or the plugstack's word on AdminComment.
@@ -50,7 +48,7 @@ bool comment_wanted(const PlugstackArgs &args)
 
 } // namespace
 
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job)
+void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step)
 {
 	if (!comment_wanted(args))
 		return;
@@ -62,7 +60,25 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job)
 	if (report.is_discarded() || !report.is_object() || report.value("ended", std::string()).empty())
 		return;	// other steps still run; the last one comments
 	try {
-		set_admin_comment(job, gpud::report_compact(report));
+		// Through the Slurm API of the slurmstepd that runs the hook (it
+		// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
+		if (who.node.empty())
+			who.node = report.value("node", "");
+		CommentOutcome o = put_node_part(job, report, who, test_comment_pause_ms());
+		if (!o.ok)
+			slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
+				    o.error.c_str());
+		else if (o.attempts > 1)
+			slurm_info("[gpuoversub] job %lu: AdminComment set at attempt %d (other nodes wrote at once)",
+				   static_cast<unsigned long>(job), o.attempts);
+		if (o.ok && batch_step) {
+			std::string names;
+			for (const auto &n : wait_for_all_parts(job, std::chrono::seconds(30)))
+				names += " " + n;
+			if (!names.empty())
+				slurm_error("[gpuoversub] job %lu: no part in AdminComment from node(s)%s after 30 s",
+					    static_cast<unsigned long>(job), names.c_str());
+		}
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %lu: report incomplete: %s", static_cast<unsigned long>(job), e.what());
 	}

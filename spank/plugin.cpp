@@ -22,6 +22,7 @@
 // const globals would get internal linkage in C++: declare them first.
 #pragma GCC visibility push(default)
 extern "C" {
+#include <slurm/slurm.h>	// SLURM_BATCH_SCRIPT
 #include <slurm/spank.h>
 extern const char plugin_name[], plugin_type[];
 extern const unsigned int plugin_version, spank_plugin_version;
@@ -291,6 +292,22 @@ int remote_task_privileged(spank_t sp)
 	return 0;
 }
 
+// The part of AdminComment this node writes, from the step's environment:
+// Slurm's name for the node, the run (SLURM_RESTART_COUNT, set from the
+// first requeue on: a requeue that comes as the step ends, a node having
+// failed, has already counted the next run in the job record) and the
+// job's nodes (a requeued job's record has none).
+PartOf part_of(spank_t sp)
+{
+	auto env = [sp](const char *name) {
+		char value[4096] = "";
+		return spank_getenv(sp, name, value, sizeof value) == ESPANK_SUCCESS ? std::string(value) : std::string();
+	};
+	std::string restarts = env("SLURM_RESTART_COUNT");
+	return {env("SLURMD_NODENAME"), restarts.empty() ? 0 : static_cast<int>(std::strtol(restarts.c_str(), nullptr, 10)),
+		env("SLURM_JOB_NODELIST")};
+}
+
 int remote_exit(spank_t sp)
 {
 	if (!state.managed)
@@ -300,7 +317,7 @@ int remote_exit(spank_t sp)
 	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
 	if (!o.ok() && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
-	comment_when_over(state.args, job);
+	comment_when_over(state.args, job, part_of(sp), step == SLURM_BATCH_SCRIPT);
 	return 0;
 }
 

@@ -18,6 +18,12 @@ $(UNIT_BIN) $(INTEGRATION_BIN): %: %.o $(TEST_SUPPORT_OBJ) $(SPANK_LOGIC_OBJ) $(
 UNIT_TESTS += $(UNIT_BIN) $(wildcard tests/unit/*/*.bats)
 INTEGRATION_TESTS += $(INTEGRATION_BIN) $(wildcard tests/integration/*/*.bats)
 CHECK_DEPS += $(UNIT_BIN) $(INTEGRATION_BIN) $(FAKECUDA_LIB) $(TEST_TOOLS)
+# The multi-node Slurm (tests/integration/multinode) makes its nodes'
+# namespaces with ip and nsenter.
+ifeq ($(and $(shell command -v ip),$(shell command -v nsenter),$(shell command -v unshare)),)
+  $(call skip,multinode,the multi-node Slurm tests,no ip or nsenter (apt-get install iproute2 util-linux))
+  SKIPPED_TESTS += tests/integration/multinode/multinode.bats
+endif
 # Features that cannot be tested here (see `skip`), unless allowed.
 unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
 

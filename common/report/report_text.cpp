@@ -30,11 +30,23 @@ std::string weights_text(const nlohmann::json &r)
 	return s.str();
 }
 
+std::string node_and_gpus(const nlohmann::json &r)
+{
+	std::string s = r.value("node", "");
+	s = s.empty() ? "" : " on node " + s;	// reports before 2026-11 name none
+	std::string sep = ", GPU ";
+	for (const auto &g : r.value("gpus", nlohmann::json::array())) {
+		s += sep + std::to_string(g.value("gpu", 0u)) + " (" + g.value("pci_bus_id", std::string("?")) + ")";
+		sep = ", ";
+	}
+	return s;
+}
+
 std::string report_summary(const nlohmann::json &r)
 {
 	std::ostringstream s;
 	char line[256];
-	s << "gpuoversub report for job " << r["job"].get<std::uint64_t>() << "\n";
+	s << "gpuoversub report for job " << r["job"].get<std::uint64_t>() << node_and_gpus(r) << "\n";
 	s << "  peak on GPU " << format_bytes(r["peak_device_bytes"]) << ", peak in host RAM "
 	  << format_bytes(r["peak_host_bytes"]) << "\n";
 	s << "  evicted " << format_bytes(r["bytes_evicted"]) << " in " << r["evictions"].get<std::uint64_t>()
@@ -52,18 +64,6 @@ std::string report_summary(const nlohmann::json &r)
 		  << rk["allocs"].get<std::uint64_t>() << " allocations, " << format_bytes(rk["bytes_allocated"])
 		  << ", evicted " << format_bytes(rk["bytes_evicted"]) << "\n";
 	return s.str();
-}
-
-std::string report_compact(const nlohmann::json &r)
-{
-	nlohmann::json c = {{"gos", 1},
-			    {"peak_dev", r["peak_device_bytes"]},
-			    {"peak_host", r["peak_host_bytes"]},
-			    {"evicted", r["bytes_evicted"]},
-			    {"returned", r["bytes_returned"]},
-			    {"oversub_s", r["oversubscribed_s"]},
-			    {"p99_us", r["alloc_latency_us"]["p99"]}};
-	return c.dump();
 }
 
 } // namespace gos::gpud

@@ -1,5 +1,5 @@
 // A job's report as text: the summary people read (the daemon's .txt file,
-// the SPANK epilog's log line) and the compact line for AdminComment.
+// the SPANK epilog's log line). AdminComment's part: admin_comment.hpp.
 // Apart from the rest of the report code, so the SPANK plugin can link it.
 #pragma once
 
@@ -15,6 +15,8 @@ std::string report_summary(const nlohmann::json &report);
 std::string weights_text(const nlohmann::json &report);
 // "rank 3 (pid 812)", or "process 812" where no MPI rank is known.
 std::string who_ran(const nlohmann::json &rank);
-std::string report_compact(const nlohmann::json &report);
+// " on node n1, GPU 0 (0000:17:00.0), 1 (0000:18:00.0)": where the report's
+// figures come from; empty for a report that names neither.
+std::string node_and_gpus(const nlohmann::json &report);
 
 } // namespace gos::gpud

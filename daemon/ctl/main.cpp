@@ -11,6 +11,7 @@
 
 #include "common/report/report_text.hpp"
 #include "common/util/text.hpp"
+#include "daemon/ctl/job_wide.hpp"
 #include "common/util/units.hpp"
 #include "common/proto/client.hpp"
 #include "sim/cli.hpp"
@@ -23,7 +24,8 @@ const char *usage_text =
 	"usage: gpuoversubctl [--socket PATH] [--json] COMMAND (options also after it)\n"
 	"  status            GPUs and the jobs on them: shares, memory, throttle\n"
 	"  jobs              jobs registered on this node\n"
-	"  report JOB        a job's eviction report (its owner or root)\n"
+	"  report JOB        a job's eviction report on this node (its owner or root),\n"
+	"                    and the job's whole, all nodes, as Slurm keeps it\n"
 	"  explain JOB       why a running job has its shares: weights and entitlements\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
 	"options:\n"
@@ -138,6 +140,8 @@ void print_explain(const json &e)
 void print_report(const json &r)
 {
 	print_job_line(r);
+	if (std::string where = gos::gpud::node_and_gpus(r); !where.empty())
+		std::printf(" %s\n", where.c_str());	// " on node n1, GPU 0 (...)"
 	std::printf("  peak on GPU %s, peak in host RAM %s\n", gib(r["peak_device_bytes"]).c_str(),
 		    gib(r["peak_host_bytes"]).c_str());
 	std::printf("  evicted %s (%llu chunks), returned %s (%llu chunks)\n", gib(r["bytes_evicted"]).c_str(),
@@ -190,10 +194,18 @@ int main(int argc, char **argv)
 			if (!end || *end || !req.job_id)
 				usage_error(cmd + " needs a job id, not '" + std::string(argv[optind]) + "'");
 			out = ask(socket, cmd == "report" ? GOS_REQ_REPORT : GOS_REQ_EXPLAIN, &req, sizeof req);
-			if (as_json)
+			// A report is this node's part; Slurm holds the job's whole.
+			gos::ctl::JobWide wide;
+			if (cmd == "report")
+				wide = gos::ctl::job_wide_view(req.job_id);
+			if (as_json) {
+				if (!wide.ours.empty())
+					out["job_wide"] = wide.ours;
 				std::cout << out.dump(2) << "\n";
-			else
+			} else {
 				cmd == "report" ? print_report(out) : print_explain(out);
+				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
+			}
 		} else {
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "common/util/atomic_file.hpp"
 #include "common/util/units.hpp"
 
@@ -20,6 +22,18 @@ std::string iso_time(std::int64_t t)
 	gmtime_r(&tt, &tm);
 	std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return buf;
+}
+
+// The node the report comes from, so that the reports of a job on several
+// nodes can be told apart once collected: the short host name, which is
+// Slurm's node name unless the site's NodeName differs from it.
+std::string node_name()
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1) != 0)
+		return "";
+	std::string name = host;
+	return name.substr(0, name.find('.'));
 }
 
 } // namespace
@@ -49,6 +63,7 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		peak_host += c.peak_host;
 	}
 	return {{"job", job.id},
+		{"node", node_name()},
 		{"uid", job.uid},
 		{"partition", job.partition},
 		{"account", job.account},

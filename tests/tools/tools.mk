@@ -2,11 +2,13 @@
 # the GPU suite, the demo and the benchmarks: gos_register plays the SPANK
 # plugin, gos_testapp a CUDA application (driven line by line), and
 # libnccl-standin.so, beside it, a communication library; gos_flood a
-# hostile neighbour flooding the daemon's socket.
+# hostile neighbour flooding the daemon's socket; gos_comment one node's
+# epilog writing its part of AdminComment, to race several at once.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
 NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
+GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
 
 # Static, so that the QEMU guest runs it as it is; never sanitized.
 $(GOS_REGISTER): SAN :=
@@ -29,4 +31,7 @@ $(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(BUILD)/tests/tools/testapp_stre
 $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN)
+$(GOS_COMMENT): $(BUILD)/tests/tools/gos_comment.o $(BUILD)/spank/comment_update.o $(LIBS)
+	$(CXX_LINK) $^ -o $@ -lslurm $(SYSLIBS)
+
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT)

@@ -15,15 +15,18 @@
 #                             and the copies
 # Call neighbours_down from teardown: a test that fails must not leave users.
 
+source "$(dirname "${BASH_SOURCE[0]}")/../procs.bash"
+
 NEIGHBOURS=(gos-nb1 gos-nb2)
 
 neighbours_down() {
 	local user
 	for user in "${NEIGHBOURS[@]}"; do
 		id "$user" >/dev/null 2>&1 || continue
-		pkill -KILL -u "$user" 2>/dev/null || true
+		# shellcheck disable=SC2046
+		kill -9 $(uid_pids "$(id -u "$user")") 2>/dev/null
 		# A process killed just now may still own the user until reaped.
-		wait_until 10 sh -c "! pgrep -u $user >/dev/null"
+		wait_until 10 eval '[ -z "$(uid_pids "$(id -u "$user")")" ]'
 		userdel "$user" 2>/dev/null || userdel -f "$user"
 	done
 	[ -z "${NEIGHBOUR_FILES:-}" ] || rm -rf "$NEIGHBOUR_FILES"

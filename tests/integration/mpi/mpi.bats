@@ -4,7 +4,7 @@
 # libgpuoversub_mpi.so preloaded, the fake CUDA driver. Needs root (it
 # registers jobs as the SPANK plugin would).
 
-load ../wait
+load ../procs
 
 setup_file() {
 	export B=$(realpath "${BUILD:-build}") D=$(mktemp -d /tmp/gos-mpi-XXXXXX)
@@ -30,7 +30,7 @@ YAML
 
 teardown_file() {
 	kill "$(cat "$D/daemon.pid")"
-	pkill -9 -f "$B/tests/integration/mpi/" || true
+	kill_marked "$D"	# ranks a failed test left behind
 	rm -rf "$D"
 }
 
@@ -38,7 +38,7 @@ teardown_file() {
 mpirun_job() {
 	local job=$1 preload=$2; shift 2
 	"$B/tests/tools/gos_register" "$D/sock" step "$job" 0,1,2,3
-	"$B/tests/tools/gos_register" "$D/sock" exec "$job" timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES="${NDEV:-4}" \
+	GOS_MARK=$D "$B/tests/tools/gos_register" "$D/sock" exec "$job" timeout -k 5 60 mpirun -np 4 -x LD_LIBRARY_PATH="$B/tests/fakecuda" -x FAKECUDA_DEVICES="${NDEV:-4}" \
 		-x FAKECUDA_MEMORY=256M -x FAKECUDA_STATE="$D/fakecuda-$job" -x LD_PRELOAD="$preload" \
 		-x GPUOVERSUB_SOCKET="$D/sock" -x GPUOVERSUB_REQUIRED=1 -x SLURM_JOB_ID="$job" \
 		-x ASAN_OPTIONS="$asan" "$@"
@@ -99,7 +99,7 @@ PY
 	start=$SECONDS
 	wait "$job" || true
 	[ $((SECONDS - start)) -lt 40 ]	# mpirun took the job down, well before the 60 s hold
-	! pgrep -f "$B/tests/integration/mpi/gos_mpi_app"
+	[ -z "$(marked_pids "$D")" ]	# no rank left
 	# The daemon let the dead ranks go: nothing of job 4 is left on the GPUs.
 	wait_until 20 job_gone 4
 }

@@ -14,6 +14,7 @@ accounting_conf() {
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$(gos_dbd_port)
+AccountingStoragePass=$GOS_MUNGE_SOCK
 AccountingStorageEnforce=associations,qos
 CONF
 }
@@ -43,6 +44,7 @@ DbdAddr=127.0.0.1
 DbdPort=$(gos_dbd_port)
 SlurmUser=root
 AuthType=auth/munge
+AuthInfo=socket=$GOS_MUNGE_SOCK
 StorageType=accounting_storage/mysql
 StorageHost=127.0.0.1
 StoragePort=$(gos_db_port)
@@ -67,13 +69,7 @@ accounting_down() {
 		wait_until 5 eval "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null
 		rm -f "$GOS_DIR/run/$name.pid"
 	done
-	# Daemons whose pid file never got written are found by their datadir
-	# or configuration.
-	for pid in $(pgrep -x mariadbd); do
-		grep -qz "^--datadir=$GOS_DIR/mariadb\$" "/proc/$pid/cmdline" 2>/dev/null && kill -9 "$pid"
-	done
-	for pid in $(pgrep -x slurmdbd); do
-		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
-	done
+	# Daemons whose pid file never got written go with the rest of the
+	# harness's marked processes (slurm_down).
 	return 0
 }

@@ -97,20 +97,27 @@ favoured() {
 # Whether the daemon's log from line $1 on has a line with $2.
 logged_since() { tail -n +"$1" "$GOS_DIR/log/gpuoversubd.log" | grep -qF "$2"; }
 
-@test "sacct shows the job's report line in AdminComment" {
+@test "sacct shows the job's totals and its node's part in AdminComment" {
 	plugstack report_admin_comment=yes
 	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub \
 		--wrap "echo 'alloc b 32
 verify b
 quit' | $GOS_BUILD/tests/tools/gos_testapp")
 	[ "$(job_wait "$id")" = COMPLETED ]
-	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q '\"gos\":1'"
-	# The line is the job's own report's.
+	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q 'gpuoversub={'"
+	sacct -j "$id" -n -P -X -o AdminComment
+	# The part is the job's own report's, and the job's total is that node's.
 	sacct -j "$id" -n -P -X -o AdminComment | python3 -c '
 import json, sys
-line, report = json.load(sys.stdin), json.load(open(sys.argv[1]))
-assert line["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (line, report["peak_device_bytes"])' \
+line, report = sys.stdin.read(), json.load(open(sys.argv[1]))
+ours = json.loads(line[line.index("gpuoversub=") + 11:])
+assert ours["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (ours, report["peak_device_bytes"])
+assert [p["node"] for p in ours["parts"]] == ["node1"] and ours["missing"] == [], ours' \
 		"$GOS_DIR/reports/job-$id.json"
+	# gpuoversubctl report finds the job-wide view in accounting.
+	run "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" report "$id"
+	echo "$output"
+	[[ "$output" == *"job-wide (AdminComment, from sacct): nodes node1, 1 run(s); no part from: none"* ]]
 }
 
 @test "a QOS with a higher Priority gets the larger share under pressure" {

@@ -1,4 +1,4 @@
-# A private single-node Slurm for tests and the demo: munge, slurmctld and
+# A private single-node Slurm for tests and the demo: its own munged, slurmctld and
 # slurmd on localhost with fake GPU GRES devices, our SPANK plugin in the
 # plugstack, and gpuoversubd with simulated GPUs. Needs root.
 #   slurm_up DIR [PLUGSTACK_ARGS...]   slurm_down   plugstack ARGS...
@@ -12,12 +12,14 @@
 
 GOS_BUILD=$(realpath "${BUILD:-build}")
 source "$(dirname "${BASH_SOURCE[0]}")/accounting.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/../procs.bash"
 
 # Prefix that runs a daemon with no descriptor of ours beyond 0-2: bats,
 # make and CI wait for every holder of their pipes, so one inherited pipe in
 # a daemon that outlives the test hangs them all. It execs: $! stays the
-# daemon's pid.
-detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execvp(sys.argv[1], sys.argv[1:])')
+# daemon's pid. It marks the daemon GOS_MARK=$GOS_DIR (procs.bash), so that
+# slurm_down finds it and its slurmstepds, and nothing else.
+detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.environ["GOS_MARK"] = os.environ["GOS_DIR"]; os.execvp(sys.argv[1], sys.argv[1:])')
 
 plugstack() {
 	if [ -n "${GOS_PACKAGED:-}" ]; then
@@ -45,12 +47,46 @@ gos_daemon_stop() {
 	rm -f "$GOS_SOCK" "$GOS_DIR/run/gpuoversubd.pid"
 }
 
+# The test daemon's policy: gos_policy SOCKET STATE_DIR REPORT_DIR
+# ADMIN_COMMENT PCI_BUS_ID... (one simulated 256 MiB GPU per bus id).
+gos_policy() {
+	local bus
+	cat <<YAML
+socket: $1
+state_dir: $2
+reports: {dir: $3, admin_comment: $4}
+reserve: 0
+chunk_size: 2M
+return_interval: 50ms
+max_oversub: 4
+over_ceiling: clamp
+simulated_gpus:
+YAML
+	for bus in "${@:5}"; do echo "  - {memory: 256M, numa_node: 0, pci_bus_id: '$bus'}"; done
+}
+
+# The harness's own munged, on a socket of its own (slurm.conf's AuthInfo):
+# the machine's munged, if any, is neither used nor touched. It runs under
+# another name (a link), so that what stops "munged" by name (a site's
+# script, an older copy of this harness) cannot stop it under a test.
+gos_munge_start() {
+	local m=$GOS_DIR/munge
+	mkdir -p "$m" && chown munge:munge "$m" && chmod 0755 "$m" "$GOS_DIR" || return 1
+	ln -sf /usr/sbin/munged "$m/gos-munged"
+	"${detached[@]}" setpriv --reuid=munge --regid=munge --init-groups "$m/gos-munged" --foreground \
+		--socket="$GOS_MUNGE_SOCK" --pid-file="$m/munged.pid" --seed-file="$m/munged.seed" \
+		--log-file="$m/munged.log" </dev/null >/dev/null 2>&1 &
+	echo $! >"$GOS_DIR/run/munged.pid"
+	wait_until 10 eval 'munge -S "$GOS_MUNGE_SOCK" -n 2>/dev/null | unmunge -S "$GOS_MUNGE_SOCK" >/dev/null 2>&1' || {
+		echo "munged did not start:" >&2; tail -5 "$m/munged.log" >&2; return 1; }
+}
+
 slurm_up() {
 	GOS_DIR=$1; shift
-	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock
+	GOS_SOCK=$GOS_DIR/run/gpuoversubd.sock GOS_MUNGE_SOCK=$GOS_DIR/munge/munge.socket
 	[ -z "${GOS_PACKAGED:-}" ] || GOS_SOCK=/run/gpuoversub/gpuoversubd.sock
 	mkdir -p "$GOS_DIR"/{etc,state,spool,run,log,reports,gos-state}
-	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK
+	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK GOS_MUNGE_SOCK
 	cat >"$SLURM_CONF" <<CONF
 ClusterName=gostest
 SlurmctldHost=localhost(127.0.0.1)
@@ -58,6 +94,7 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
+AuthInfo=socket=$GOS_MUNGE_SOCK
 StateSaveLocation=$GOS_DIR/state
 SlurmdSpoolDir=$GOS_DIR/spool/slurmd.%n
 SlurmctldPidFile=$GOS_DIR/run/slurmctld.pid
@@ -89,24 +126,9 @@ CONF
 NodeName=node1 Name=gpu File=$GOS_DIR/dev_gpu0
 NodeName=node1 Name=shard Count=4 File=$GOS_DIR/dev_gpu0
 CONF
-	cat >"$GOS_DIR/gpuoversub.yaml" <<YAML
-socket: $GOS_SOCK
-state_dir: $GOS_DIR/gos-state
-reports: {dir: $GOS_DIR/reports, admin_comment: false}
-reserve: 0
-chunk_size: 2M
-return_interval: 50ms
-max_oversub: 4
-over_ceiling: clamp
-simulated_gpus:
-  - {memory: 256M, numa_node: 0, pci_bus_id: '0000:17:00.0'}
-YAML
+	gos_policy "$GOS_SOCK" "$GOS_DIR/gos-state" "$GOS_DIR/reports" false 0000:17:00.0 >"$GOS_DIR/gpuoversub.yaml"
 	plugstack "$@"
-	if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
-		mkdir -p /run/munge && chown munge:munge /run/munge
-		"${detached[@]}" runuser -u munge -- /usr/sbin/munged </dev/null >/dev/null 2>&1 || return 1
-		touch "$GOS_DIR/run/munged.ours"
-	fi
+	gos_munge_start || return 1
 	[ -z "${GOS_ACCOUNTING:-}" ] || accounting_up || return 1
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
 	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
@@ -128,19 +150,13 @@ slurm_down() {
 		for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 		kill -9 "$pid" 2>/dev/null
 	done
-	pkill -9 -f "slurmstepd.*$GOS_DIR" 2>/dev/null
-	# Daemons whose pid file never got written (slurm_up failed midway) are
-	# found by the configuration they were started with.
-	for pid in $(pgrep -x slurmctld; pgrep -x slurmd; pgrep -x slurmstepd); do
-		grep -qz "^SLURM_CONF=$SLURM_CONF\$" "/proc/$pid/environ" 2>/dev/null && kill -9 "$pid"
-	done
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_stop
 	accounting_down
-	# A munged we started goes with us; one the machine runs stays.
-	if [ -e "$GOS_DIR/run/munged.ours" ]; then
-		pkill -x munged
-		rm -f "$GOS_DIR/run/munged.ours"
-	fi
+	pid=$(cat "$GOS_DIR/run/munged.pid" 2>/dev/null) && kill_pids "$pid"
+	rm -f "$GOS_DIR/run/munged.pid"
+	# What is left of ours: slurmstepds, and daemons whose pid file never
+	# got written (slurm_up failed midway).
+	kill_marked "$GOS_DIR"
 }
 
 # What every job of a test file inherits (sbatch exports the submitter's

@@ -178,13 +178,58 @@ assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
 PY
 }
 
-@test "the epilog logs the report, keeps it on disk and sets AdminComment" {
+@test "the epilog logs the report, keeps it on disk and puts its node's part in AdminComment beside the site's text" {
 	plugstack report_admin_comment=yes
-	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script e 2 0)")
+	id=$(submit --hold --gres=shard:1 --gpu-mem-oversub "$(job_script e 2 0)")
+	scontrol update job "$id" AdminComment="site: project climate"	# a site's, set before ours
+	scontrol release "$id"
 	[ "$(job_wait "$id")" = COMPLETED ]
-	scontrol show job "$id" | grep -q 'AdminComment={.*"gos":1'
-	grep -q "\[gpuoversub\] gpuoversub report for job $id" "$GOS_DIR/log/slurmd.log"
+	run scontrol -o show job "$id"
+	echo "$output"
+	[[ "$output" == *'AdminComment=site: project climate gpuoversub={'*'"gos":2,'* ]]
+	grep -q "\[gpuoversub\] gpuoversub report for job $id on node $(hostname -s), GPU 0 (0000:17:00.0)" \
+		"$GOS_DIR/log/slurmd.log"
 	[ -f "$GOS_DIR/reports/job-$id.json" ]
+	# gpuoversubctl report: this node's figures, and the job's whole from Slurm.
+	run ctl report "$id"
+	echo "$output"
+	[[ "$output" == *" on node $(hostname -s), GPU 0 (0000:17:00.0)"* ]]
+	[[ "$output" == *"job-wide (AdminComment, from scontrol): nodes node1, 1 run(s); no part from: none"* ]]
+	[[ "$output" == *"run 0 node node1 (GPUs 0000:17:00.0): peak 64 MiB, evicted 0 B"* ]]
+}
+
+# Slurm has no compare-and-swap: every node reads AdminComment, merges its
+# part and writes it whole. Six writers here read the same field, pause
+# 400 ms and write at once; each must see its part survive, retrying after
+# it was written over.
+@test "six nodes' AdminComment updates forced to race lose no part, and the site's text stays" {
+	id=$(submit --wrap 'sleep 120')
+	wait_until 30 eval "squeue -h -j $id -o %T | grep -qx RUNNING"
+	scontrol update job "$id" AdminComment="site: ticket 42"
+	cat >"$GOS_DIR/race-report.json" <<'JSON'
+{"peak_device_bytes": 1048576, "peak_host_bytes": 0, "bytes_evicted": 2097152, "bytes_returned": 0,
+ "oversubscribed_s": 0.5, "alloc_latency_us": {"p99": 3.0}, "end_reason": "completed",
+ "gpus": [{"gpu": 0, "pci_bus_id": "0000:17:00.0"}, {"gpu": 1, "pci_bus_id": "0000:18:00.0"}]}
+JSON
+	for n in 1 2 3 4 5 6; do
+		"$GOS_BUILD/tests/tools/gos_comment" "$id" "n$n" 400 "$GOS_DIR/race-report.json" >"$GOS_DIR/race-$n.out" 2>&1 &
+		pids+=($!)
+	done
+	for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+	cat "$GOS_DIR"/race-*.out
+	[ -z "${failed:-}" ]
+	[ "$(grep -l 'ok after [2-9] attempt' "$GOS_DIR"/race-*.out | wc -l)" -ge 1 ]	# they did collide
+	scontrol -o show job "$id" | python3 -c '
+import json, re, sys
+line = sys.stdin.read()
+m = re.search(r"AdminComment=(.*?) gpuoversub=(\{.*\})", line)
+assert m and m.group(1) == "site: ticket 42", line
+ours = json.loads(m.group(2))
+assert sorted(p["node"] for p in ours["parts"]) == ["n%d" % i for i in range(1, 7)], ours
+assert ours["evicted"] == 6 * 2097152 and ours["peak_dev"] == 6 * 1048576, ours
+assert all(p["gpus"] == ["0000:17:00.0", "0000:18:00.0"] for p in ours["parts"]), ours'
+	scancel "$id"
+	job_wait "$id"
 }
 
 @test "with the daemon down, passthrough runs jobs unmanaged and fail fails them" {

@@ -371,7 +371,7 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	BOOST_TEST(rep["bytes_evicted"] == 123u);
 	BOOST_TEST(rep["ranks"].size() == 1u);
 	BOOST_TEST(gpud::report_summary(rep).find("gpuoversub report for job 77") == 0u);
-	BOOST_TEST(nlohmann::json::parse(gpud::report_compact(rep))["evicted"] == 123u);
+	BOOST_TEST(rep["node"].get<std::string>().size() > 0u);	// the reports of a job's nodes tell apart
 }
 
 // CounterBase keeps the counters and peaks of tenant_stats.def, by name.

@@ -1,0 +1,71 @@
+#include "daemon/ctl/job_wide.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "common/report/admin_comment.hpp"
+#include "common/util/units.hpp"
+
+namespace gos::ctl {
+namespace {
+
+// What a Slurm client prints; empty if it is missing or fails. The job id
+// is a number, so the command line needs no quoting.
+std::string client_output(const std::string &command)
+{
+	std::string out;
+	FILE *p = popen((command + " 2>/dev/null").c_str(), "r");
+	if (!p)
+		return out;
+	char buf[4096];
+	for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0 && out.size() < (1u << 20);)
+		out.append(buf, n);
+	return pclose(p) == 0 ? out : "";
+}
+
+} // namespace
+
+JobWide job_wide_view(std::uint64_t job)
+{
+	std::string id = std::to_string(job);
+	for (auto [source, command] : {std::pair{"sacct", "sacct -n -P -X -o AdminComment -j " + id},
+				       std::pair{"scontrol", "scontrol -o show job " + id}}) {
+		auto ours = report::split_admin_comment(client_output(command)).ours;
+		if (!ours.empty())
+			return {ours, source};
+	}
+	return {};
+}
+
+std::string job_wide_text(const JobWide &v)
+{
+	if (v.ours.empty())
+		return "";
+	const auto &o = v.ours;
+	std::ostringstream s;
+	std::string nodes, missing;
+	for (const auto &n : o.value("nodes", nlohmann::json::array()))
+		nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
+	for (const auto &n : o.value("missing", nlohmann::json::array()))
+		missing += (missing.empty() ? "" : ",") + n.get<std::string>();
+	s << "job-wide (AdminComment, from " << v.source << "): nodes " << nodes << ", " << o.value("runs", 1u)
+	  << " run(s); no part from: " << (missing.empty() ? "none" : missing) << "\n";
+	s << "  peak on GPUs " << format_bytes(o.value("peak_dev", std::uint64_t{0})) << ", peak in host RAM "
+	  << format_bytes(o.value("peak_host", std::uint64_t{0})) << ", evicted "
+	  << format_bytes(o.value("evicted", std::uint64_t{0})) << ", returned "
+	  << format_bytes(o.value("returned", std::uint64_t{0})) << "\n";
+	for (const auto &p : o.value("parts", nlohmann::json::array())) {
+		std::string gpus;
+		for (const auto &g : p.value("gpus", nlohmann::json::array()))
+			gpus += (gpus.empty() ? "" : ",") + g.get<std::string>();
+		s << "  run " << p.value("run", 0u) << " node " << p.value("node", "?") << " (GPUs " << gpus << "): peak "
+		  << format_bytes(p.value("peak_dev", std::uint64_t{0})) << ", evicted "
+		  << format_bytes(p.value("evicted", std::uint64_t{0}));
+		if (std::string end = p.value("end", std::string()); !end.empty())
+			s << ", ended: " << end;
+		s << "\n";
+	}
+	return s.str();
+}
+
+} // namespace gos::ctl

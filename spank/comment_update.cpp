@@ -1,0 +1,139 @@
+#include "spank/comment_update.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "common/report/admin_comment.hpp"
+
+namespace gos::spank {
+namespace {
+
+using namespace gos::report;
+
+using Clock = std::chrono::steady_clock;
+constexpr int max_attempts = 12;
+// The longest pause between two attempts: a round lets at least one of the
+// nodes that collided through, so the more nodes, the wider they spread.
+constexpr int max_jitter_ms = 3000;
+
+struct JobRecord {
+	bool ok = false;
+	std::string comment, error;
+	unsigned restarts = 0;
+	std::vector<std::string> nodes;
+};
+
+std::vector<std::string> node_names(const char *list)
+{
+	std::vector<std::string> names;
+	if (!list || !*list)
+		return names;
+	hostlist_t hl = slurm_hostlist_create(list);
+	if (!hl)
+		return names;
+	for (char *n; (n = slurm_hostlist_shift(hl));) {
+		names.emplace_back(n);
+		free(n);
+	}
+	slurm_hostlist_destroy(hl);
+	return names;
+}
+
+JobRecord load(std::uint64_t job)
+{
+	JobRecord r;
+	job_info_msg_t *msg = nullptr;
+	if (slurm_load_job(&msg, static_cast<std::uint32_t>(job), SHOW_DETAIL) != SLURM_SUCCESS || !msg ||
+	    msg->record_count < 1) {
+		r.error = std::string("reading the job: ") + slurm_strerror(slurm_get_errno());
+		if (msg)
+			slurm_free_job_info_msg(msg);
+		return r;
+	}
+	const slurm_job_info_t &j = msg->job_array[0];
+	r.ok = true;
+	r.comment = j.admin_comment ? j.admin_comment : "";
+	r.restarts = j.restart_cnt;
+	r.nodes = node_names(j.nodes);
+	slurm_free_job_info_msg(msg);
+	return r;
+}
+
+std::string store(std::uint64_t job, const std::string &field)
+{
+	job_desc_msg_t desc;
+	slurm_init_job_desc_msg(&desc);
+	desc.job_id = static_cast<std::uint32_t>(job);
+	desc.admin_comment = const_cast<char *>(field.c_str());
+	if (slurm_update_job(&desc) != SLURM_SUCCESS)
+		return std::string("writing AdminComment: ") + slurm_strerror(slurm_get_errno());
+	return "";
+}
+
+} // namespace
+
+CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const PartOf &who, unsigned pause_ms)
+{
+	CommentOutcome out;
+	std::mt19937 rng(std::random_device{}());
+	for (out.attempts = 1; out.attempts <= max_attempts; out.attempts++) {
+		auto began = Clock::now();
+		JobRecord rec = load(job);
+		if (!rec.ok) {
+			out.error = rec.error;
+			return out;
+		}
+		nlohmann::json part = node_part(report, who.node, who.run < 0 ? rec.restarts : static_cast<unsigned>(who.run));
+		AdminComment c = split_admin_comment(rec.comment);
+		merge_part(c.ours, part, who.job_nodes.empty() ? rec.nodes : node_names(who.job_nodes.c_str()));
+		if (pause_ms)
+			std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+		if (std::string e = store(job, join_admin_comment(c)); !e.empty()) {
+			out.error = e;
+			return out;	// refused (the job finished, say): retrying will not help
+		}
+		// A writer that read before our write writes within about its own
+		// window; ours is the measure, doubled, with jitter so that the
+		// losers of one round do not meet again in the next.
+		auto window = Clock::now() - began;
+		int spread = 100 * out.attempts * std::max<int>(1, static_cast<int>(rec.nodes.size() + 2) / 3);
+		std::uniform_int_distribution<int> jitter(20, std::min(spread, max_jitter_ms));
+		std::this_thread::sleep_for(2 * window + std::chrono::milliseconds(jitter(rng)));
+		JobRecord check = load(job);
+		if (check.ok && holds_part(split_admin_comment(check.comment).ours, part)) {
+			out.ok = true;
+			return out;
+		}
+	}
+	out.attempts = max_attempts;
+	out.error = "AdminComment kept being overwritten by other nodes; gave up after " + std::to_string(max_attempts) +
+		    " attempts";
+	return out;
+}
+
+std::vector<std::string> wait_for_all_parts(std::uint64_t job, std::chrono::milliseconds limit)
+{
+	auto deadline = Clock::now() + limit;
+	std::vector<std::string> missing;
+	for (;;) {
+		JobRecord rec = load(job);
+		if (!rec.ok)
+			return missing;
+		missing.clear();
+		for (const auto &n : split_admin_comment(rec.comment).ours.value("missing", nlohmann::json::array()))
+			missing.push_back(n.get<std::string>());
+		if (missing.empty() || Clock::now() >= deadline)
+			return missing;
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	}
+}
+
+} // namespace gos::spank

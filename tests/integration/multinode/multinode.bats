@@ -1,0 +1,184 @@
+#!/usr/bin/env bats
+# Jobs that span nodes, in a real three-node Slurm on this machine
+# (cluster.bash): each node in its own namespaces with its own gpuoversubd
+# and two simulated GPUs. Every node's epilog update of AdminComment is
+# forced to race the others' (GOS_TEST_COMMENT_PAUSE_MS in slurmd's
+# environment widens each node's read-to-write window). Needs root.
+
+load ../wait
+
+setup_file() {
+	export BUILD=${BUILD:-build}
+	source tests/integration/multinode/cluster.bash
+	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000)) GOS_TEST_COMMENT_PAUSE_MS=300
+	dir=$(mktemp -d /tmp/gos-multi-XXXXXX)
+	cluster_up "$dir" report_admin_comment=yes 3>&- || { cluster_down; return 1; }
+	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_DEVICES=2 \
+		FAKECUDA_STATE=$GOS_DIR/node/fakecuda.state ASAN_OPTIONS=verify_asan_link_order=0
+}
+
+teardown_file() {
+	source tests/integration/multinode/cluster.bash
+	cluster_down
+	rm -rf "$GOS_DIR"
+}
+
+setup() {
+	source tests/integration/multinode/cluster.bash
+}
+
+# The segment of job $1's AdminComment, as JSON.
+segment() {
+	on_head scontrol -o show job "$1" | python3 -c '
+import json, sys
+line = sys.stdin.read()
+print(json.dumps(json.loads(line[line.index("gpuoversub=") + 11:].split(" ")[0])))'
+}
+# Whether job $1's segment names $2 (JSON) as the nodes with no part.
+missing_is() {
+	on_head scontrol -o show job "$1" | python3 -c '
+import json, sys
+line = sys.stdin.read()
+at = line.find("gpuoversub=")
+sys.exit(0 if at >= 0 and json.dumps(json.loads(line[at + 11:].split(" ")[0])["missing"]) == sys.argv[1] else 1)' "$2"
+}
+# A job on NODES nodes (more sbatch options after it) whose one step runs a
+# task per node: two 32 MiB buffers, written and checked, after HOLD seconds.
+job_on() {
+	local nodes=$1 hold=$2; shift 2
+	on_head sbatch --parsable -N"$nodes" --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" "$@" \
+		--wrap "srun -N$nodes --ntasks-per-node=1 bash -c \"(printf 'alloc a 32\\nalloc b 32\\n'; sleep $hold; printf 'verify a\\nverify b\\nquit\\n') | $GOS_BUILD/tests/tools/gos_testapp\""
+}
+job_end() { on_head bash -c "source tests/integration/slurm/harness.bash; job_wait $1"; }
+ctl_on() { local n=$1; shift; on_node "$n" "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
+# The weights of job $2's tenants on node $1, one per GPU: "0:1.0 1:1.0".
+weights_on() {
+	ctl_on "$1" --json status | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(" ".join("%d:%.2f" % (g["gpu"], t["weight"]) for g in s["gpus"] for t in g["tenants"] if t["job"] == int(sys.argv[1])))' "$2"
+}
+weights_are() { [ "$(weights_on "$1" "$2")" = "$3" ]; }
+
+@test "a job on three nodes: AdminComment holds each node's part and the totals, and each node reports its own" {
+	id=$(job_on 3 0 --gres=shard:2)
+	[ "$(job_end "$id")" = COMPLETED ]
+	cat "$GOS_DIR/out-$id.txt"
+	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-2000
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+nodes = sorted(p["node"] for p in o["parts"])
+assert nodes == ["n1", "n2", "n3"], o
+assert o["missing"] == [] and o["nodes"] == ["n1", "n2", "n3"], o
+assert all(p["peak_dev"] == 64 << 20 and p["gpus"] == ["0000:17:00.0"] for p in o["parts"]), o
+assert o["peak_dev"] == 3 * (64 << 20), o'
+	for n in n1 n2 n3; do
+		# Each node's report names that node and its GPU by PCI bus id.
+		python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["node"] == sys.argv[2] and [g["pci_bus_id"] for g in r["gpus"]] == ["0000:17:00.0"], r' \
+			"$GOS_DIR/nodes/$n/reports/job-$id.json" "$n"
+	done
+	# On any node, gpuoversubctl report gives its own part and the job's whole.
+	run on_node n2 "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" report "$id"
+	echo "$output"
+	[[ "$output" == *"on node n2, GPU 0 (0000:17:00.0)"* ]]
+	[[ "$output" == *"nodes n1,n2,n3, 1 run(s); no part from: none"* ]]
+}
+
+@test "a job with --gres=gpu:2 on two nodes has four tenants, each a whole GPU's share; a shard job its shards' share" {
+	id=$(job_on 2 30 --gres=gpu:2)
+	wait_until 30 weights_are n1 "$id" "0:1.00 1:1.00"
+	wait_until 10 weights_are n2 "$id" "0:1.00 1:1.00"
+	ctl_on n2 explain "$id" | grep -q '4 of 4 shards (the whole GPU)'
+	# Beside it on n3, shards: 2 of GPU 0's 4 (slurm.conf's shard counts, per GPU).
+	sid=$(job_on 1 30 --gres=shard:2 -w n3)
+	wait_until 30 weights_are n3 "$sid" "0:0.50"
+	ctl_on n3 explain "$sid" | grep -q '2 of 4 shards'
+	on_head scancel "$id" "$sid"
+	job_end "$id"
+	job_end "$sid"
+}
+
+@test "a requeued job keeps each run's figures: every node's part of run 0 and of run 1" {
+	id=$(job_on 3 0 --gres=shard:1 --requeue)
+	[ "$(job_end "$id")" = COMPLETED ]
+	on_head scontrol requeue "$id"
+	wait_until 60 eval "on_head scontrol -o show job $id | grep -q 'JobState=COMPLETED.*Restarts=1'"
+	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-3000
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+runs = sorted((p["run"], p["node"]) for p in o["parts"])
+assert runs == [(r, n) for r in (0, 1) for n in ("n1", "n2", "n3")], o
+assert o["runs"] == 2 and o["missing"] == [], o
+assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
+}
+
+@test "one node's gpuoversubd killed mid-job and restarted: the job completes, every node has its part, none keeps the job" {
+	id=$(job_on 3 4 --gres=shard:1)
+	wait_until 30 eval "[ -n \"\$(weights_on n2 $id)\" ]"
+	node_daemon_kill n2 KILL
+	node_daemon_start n2
+	[ "$(job_end "$id")" = COMPLETED ]
+	grep 'gpuoversub' "$GOS_DIR/log/slurmd.n2.log" | tail -5
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missing"] == [], o'
+	cat "$GOS_DIR/out-$id.txt"
+	# On every node, two allocations, two checks and the quit succeeded: the
+	# data is intact.
+	[ "$(grep -cx ok "$GOS_DIR/out-$id.txt")" -eq 15 ]
+	! grep -vqx 'ok\|ready' "$GOS_DIR/out-$id.txt"
+	for n in n1 n2 n3; do
+		wait_until 10 eval "[ \"\$(ctl_on $n --json jobs)\" = '[]' ]"	# no stale job on any node
+	done
+}
+
+@test "srun --mpi=pmix across three nodes: one exchange table of every rank's headroom on every rank, and rank 0's gather covers every node" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	id=$(on_head sbatch --parsable -N3 -n6 -O --gres=shard:1 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+	[ "$(job_end "$id")" = COMPLETED ]
+	cat "$GOS_DIR/out-$id.txt"
+	[ "$(grep -c '^rank [0-5] of 6 local [01] ok$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
+	# gpuoversub_mpi_exchange: the same table on all six ranks, a row per rank.
+	[ "$(grep '^rank [0-5] exchange ' "$GOS_DIR/out-$id.txt" | cut -d' ' -f4- | sort -u | wc -l)" -eq 1 ]
+	grep '^rank 0 exchange ' "$GOS_DIR/out-$id.txt" | grep -q ' 0:1:1.00:[0-9]* .* 5:1:1.00:[0-9]*$'
+	# The per-rank breakdown, in the report of rank 0's node, has every node's ranks.
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.json" <<'PY'
+import json, sys
+ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
+assert sorted((r["rank"], r["node"]) for r in ranks) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2"), (4, "n3"), (5, "n3")], ranks
+assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
+PY
+	missing_is "$id" '[]'	# and every node's part is in AdminComment
+}
+
+# A batch job whose node fails is requeued (JobRequeue): Slurm still takes
+# AdminComment updates then, as it does not once a job has finished (with
+# --no-requeue, NODE_FAIL ends the job and the other nodes' parts stay in
+# their own reports only).
+@test "a node failing mid-job: the job is requeued, the other nodes' parts of the run are kept and the failed node is named" {
+	id=$(job_on 3 60 --gres=shard:1)
+	for n in n1 n2 n3; do wait_until 30 eval "[ -n \"\$(weights_on $n $id)\" ]"; done
+	node_fail n3
+	# slurmctld notices after SlurmdTimeout (10 s), requeues the job, and
+	# the other nodes' steps end and put their parts in.
+	wait_until 90 missing_is "$id" '["n3"]' || { on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/slurmctld.log"; false; }
+	on_head scontrol -o show job "$id" | grep -o 'JobState=[^ ]*\|Restarts=[^ ]*\|AdminComment=.*' | cut -c1-3000
+	segment "$id" | python3 -c '
+import json, sys
+o = json.load(sys.stdin)
+assert sorted((p["run"], p["node"]) for p in o["parts"]) == [(0, "n1"), (0, "n2")], o
+assert o["nodes"] == ["n1", "n2", "n3"] and o["missing"] == ["n3"], o'
+	on_head scancel "$id"
+	job_end "$id"
+	node_up n3
+	wait_until 60 all_idle
+	# The failed node's restarted daemon holds no stale job.
+	wait_until 10 eval "[ \"\$(ctl_on n3 --json jobs)\" = '[]' ]"
+}
