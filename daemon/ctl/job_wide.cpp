@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "common/report/admin_comment.hpp"
+#include "common/util/text.hpp"
 #include "common/util/units.hpp"
 
 namespace gos::ctl {
@@ -45,9 +46,9 @@ std::string job_wide_text(const JobWide &v)
 	std::ostringstream s;
 	std::string nodes, missing;
 	for (const auto &n : o.value("nodes", nlohmann::json::array()))
-		nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
+		nodes += (nodes.empty() ? "" : ",") + escaped(n.get<std::string>());
 	for (const auto &n : o.value("missing", nlohmann::json::array()))
-		missing += (missing.empty() ? "" : ",") + n.get<std::string>();
+		missing += (missing.empty() ? "" : ",") + escaped(n.get<std::string>());
 	s << "job-wide (AdminComment, from " << v.source << "): nodes " << nodes << ", " << o.value("runs", 1u)
 	  << " run(s); no part from: " << (missing.empty() ? "none" : missing) << "\n";
 	s << "  peak on GPUs " << format_bytes(o.value("peak_dev", std::uint64_t{0})) << ", peak in host RAM "
@@ -57,12 +58,12 @@ std::string job_wide_text(const JobWide &v)
 	for (const auto &p : o.value("parts", nlohmann::json::array())) {
 		std::string gpus;
 		for (const auto &g : p.value("gpus", nlohmann::json::array()))
-			gpus += (gpus.empty() ? "" : ",") + g.get<std::string>();
-		s << "  run " << p.value("run", 0u) << " node " << p.value("node", "?") << " (GPUs " << gpus << "): peak "
+			gpus += (gpus.empty() ? "" : ",") + escaped(g.get<std::string>());
+		s << "  run " << p.value("run", 0u) << " node " << escaped(p.value("node", "?")) << " (GPUs " << gpus << "): peak "
 		  << format_bytes(p.value("peak_dev", std::uint64_t{0})) << ", evicted "
 		  << format_bytes(p.value("evicted", std::uint64_t{0}));
 		if (std::string end = p.value("end", std::string()); !end.empty())
-			s << ", ended: " << end;
+			s << ", ended: " << escaped(end);
 		s << "\n";
 	}
 	return s.str();
