@@ -23,7 +23,10 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	gos_alloc_result res{};
 	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority, flags, res);
 	if (err == -EDQUOT)
-		return {err, "the job's GPU memory limit would be exceeded", {}};
+		return {err, "the job's GPU memory limit would be exceeded (without a limit of its own, a job may hold "
+			     "the GPU's capacity times max_oversub)", {}};
+	if (err == -EFBIG)
+		return {err, "one buffer of " + format_bytes(req.size) + " is more chunks of chunk_size than the engine counts", {}};
 	if (err == -ENOBUFS)	// the engine's cap, which the policy sets
 		return {err, "job " + std::to_string(job.id) + " holds the most buffers on its GPU " + std::to_string(req.gpu) +
 				     " that max_buffers_per_job (" + std::to_string(cfg_.policy.max_buffers_per_job) + ") allows", {}};

@@ -198,8 +198,9 @@ JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gp
 	p.weight = weigh(cfg.policy, {job.partition, job.account, job.qos, gpu.shards, slurm, gpu.deflated});
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
+	p.ceiling = ceiling_for(cfg, job).value;
 	if (job.factor_milli)
-		p.factor = std::min(job.factor_milli / 1000.0, ceiling_for(cfg, job).value);
+		p.factor = std::min(job.factor_milli / 1000.0, p.ceiling);
 	return p;
 }
 

@@ -127,6 +127,7 @@ Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
 struct JobPolicy {
 	Weight weight;				// relative, with its derivation
 	double factor = 0;			// clamped FACTOR, 0 = none
+	double ceiling = 0;			// max_oversub for the job's partition and QOS
 	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
 	double min_share = 0;
 };

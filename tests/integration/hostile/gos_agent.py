@@ -11,6 +11,15 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
   gos_agent.py SOCKET alloc N
       Hello, then N allocations of 4 KiB; prints "alloc I STATUS ERROR" for
       each, then frees the first and allocates once more ("again ...").
+  gos_agent.py SOCKET big SIZE N [FLAGS]
+      Hello, then N allocations of SIZE bytes with allocation FLAGS (2:
+      AGAIN); prints "big I STATUS ERROR" for each and "held N" at the end,
+      then waits for stdin to close, holding them.
+  gos_agent.py SOCKET rank-reports FRAMES COUNT
+      Hello, then FRAMES rank reports of COUNT records each, every record a
+      new rank; prints "report I STATUS ERROR" for each.
+  gos_agent.py SOCKET ranks N
+      Hello, then N RANK requests; prints "ranks N STATUS" of the last.
   gos_agent.py SOCKET at-pid PID USER hello [...]
       As root: places a child on exactly PID (kernel.ns_last_pid), which
       becomes USER and says hello as above. Tries until a deadline; exits 3
@@ -28,7 +37,8 @@ ABI_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inclu
 with open(ABI_H) as abi:	# the version the daemon built from this tree speaks
     VERSION = int(re.search(r"#define GOS_WIRE_VERSION (\d+)", abi.read()).group(1))
 MAGIC, REPLY = 0x31534F47, 0x100
-HELLO, ALLOC, FREE, STATS = 1, 2, 3, 7
+HELLO, ALLOC, FREE, STATS, RANK, RANK_REPORT = 1, 2, 3, 7, 17, 18
+RANK_RECORD = struct.Struct("<iiII64s9Q")
 HDR = struct.Struct("<IHHII")
 REP = struct.Struct("<iI128s")
 
@@ -99,6 +109,42 @@ def allocs(path, n):
     return 0
 
 
+def big(path, size, n, flags):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    held = 0
+    for i in range(n):
+        status, error, _ = call(sock, ALLOC, struct.pack("<IIIIQ", 0, 0, flags, 0, size))
+        print("big", i, status, error, flush=True)
+        held += status == 0
+    print("held", held, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def rank_reports(path, frames, count):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    for i in range(frames):
+        records = b"".join(RANK_RECORD.pack(i * count + r, 0, os.getpid(), 1, b"node", *[1] * 9)
+                           for r in range(count))
+        status, error, _ = call(sock, RANK_REPORT, struct.pack("<II", count, 0) + records)
+        print("report", i, status, error, flush=True)
+    return 0
+
+
+def ranks(path, n):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    for i in range(n):
+        status, error, _ = call(sock, RANK, struct.pack("<iiII64s", i, 0, n, 0, b"node"))
+    print("ranks", n, status, error, flush=True)
+    return 0
+
+
 def at_pid(path, pid, user, args):
     who = pwd.getpwnam(user)
     deadline = time.monotonic() + 20
@@ -129,6 +175,12 @@ def main(argv):
         return hello_and_stats(argv[1], argv[3:])
     if len(argv) == 4 and argv[2] == "alloc":
         return allocs(argv[1], int(argv[3]))
+    if len(argv) in (5, 6) and argv[2] == "big":
+        return big(argv[1], int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) == 6 else 0)
+    if len(argv) == 5 and argv[2] == "rank-reports":
+        return rank_reports(argv[1], int(argv[3]), int(argv[4]))
+    if len(argv) == 4 and argv[2] == "ranks":
+        return ranks(argv[1], int(argv[3]))
     if len(argv) >= 6 and argv[2] == "at-pid" and argv[5] == "hello":
         return at_pid(argv[1], int(argv[3]), argv[4], argv[6:])
     print(__doc__, file=sys.stderr)

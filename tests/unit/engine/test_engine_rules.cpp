@@ -551,3 +551,20 @@ BOOST_AUTO_TEST_CASE(the_wire_allocation_flags_map_to_the_engine_s_and_unknown_o
 	for (std::uint32_t bit = 2; bit < 32; bit++)
 		BOOST_TEST(gos_alloc_flags_of_wire(1u << bit, &flags) == -EINVAL);
 }
+
+// Issue 24, finding 3: 2^48 - 1 bytes in 64 KiB chunks is 2^32 chunks, which
+// a u32 count wrapped to a buffer of none. Refused, and nothing is held.
+BOOST_AUTO_TEST_CASE(a_buffer_of_more_chunks_than_its_count_holds_is_refused)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.chunk_size = 64 * 1024;
+	Harness h(cfg);
+	h.gpu(1 * GiB);
+	auto a = h.tenant();
+	auto ca = h.client();
+	gos_alloc_result r{};
+	BOOST_TEST(gos_alloc(h.eng(), ca, a, (1ULL << 48) - 1, 8, 0, &r) == -EFBIG);
+	BOOST_TEST(h.stats(a).demand == 0u);
+	BOOST_TEST(h.stats(a).buffers == 0u);
+	h.check_at_rest();
+}

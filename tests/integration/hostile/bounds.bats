@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# Issue 24: a neighbour with a job of their own (any cluster user can get
+# one) attacks through their job's agent channel, which is authorised but
+# must do bounded work: root's step registration still answers within 1 s
+# (p99 of 50, taken during the attack), the daemon stays under 64 MiB, and
+# its log stays small. Each test prints its figures.
+
+load ../wait
+load ../daemon/daemon
+load hostile
+load measure
+
+REGISTER=${BUILD:-build}/tests/tools/gos_register
+CTL=${BUILD:-build}/bin/gpuoversubctl
+AGENT=$(realpath "$BATS_TEST_DIRNAME/gos_agent.py")
+
+setup() {
+	neighbours_up
+	D=$(mktemp -d)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=100
+	HELD=()
+	AGENTS=()
+}
+
+teardown() {
+	local fd
+	for fd in "${HELD[@]}"; do exec {fd}>&-; done
+	neighbours_down
+	daemon_down
+}
+
+# Job $1 of neighbour 1, with no limit of its own (a bare --gpu-mem-oversub).
+neighbour_job() {
+	"$REGISTER" "$D/s.root.sock" step "$1" 0 0 "$(neighbour_uid 1)"
+}
+
+# Neighbour 1's agent, a task of job $1, runs gos_agent.py with the rest
+# as arguments; its output goes to $D/agent.$1.N. Started in the
+# background, holding what it holds until agents_end.
+agent_of() {
+	local job=$1 fifo
+	shift
+	fifo=$D/hold.$job.${#HELD[@]}
+	mkfifo "$fifo"
+	"$REGISTER" "$D/s.root.sock" exec "$job" setpriv --reuid=gos-nb1 --regid=gos-nb1 --clear-groups \
+		/usr/bin/python3 "$AGENT" "$D/s.sock" "$@" <"$fifo" >"$D/agent.$job.${#HELD[@]}" 2>&1 &
+	AGENTS+=($!)
+	local fd
+	exec {fd}>"$fifo"
+	HELD+=("$fd")
+}
+
+# Lets every agent go (closes their stdin) and waits for them to exit.
+agents_end() {
+	local fd
+	for fd in "${HELD[@]}"; do exec {fd}>&-; done
+	HELD=()
+	wait "${AGENTS[@]}" || true
+	AGENTS=()
+}
+
+# The simulated GPU's capacity, in bytes.
+capacity() {
+	"$CTL" --socket "$D/s.sock" --json status | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][0]["capacity"])'
+}
+
+within_bounds() {
+	[ "$P99" -le 1000 ]
+	[ "$PEAK" -le 65536 ]
+}
+
+@test "finding 3: a job without a limit asks for 128 TiB 400 times and 2^48-1 bytes in 64K chunks: refused at once" {
+	CHUNK=64K daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 7
+	agent_of 7 big $(((1 << 48) - 1)) 1
+	agent_of 7 big $((128 << 40)) 400
+	root_registrations
+	wait_until 60 grep -q "^held" "$D/agent.7.1"
+	agents_end
+	grep -hv "^big [0-9]* -122" "$D"/agent.7.*
+	figures "4 x 128 TiB without a limit"
+	# 2^48 - 1 bytes is 2^32 chunks of 64 KiB: once a buffer of none.
+	grep -q "^big 0 -27 one buffer of 256.00 TiB is more chunks of chunk_size than the engine counts" "$D/agent.7.0"
+	grep -q "^big 0 -122 the job's GPU memory limit would be exceeded" "$D/agent.7.1"
+	grep -q "^held 0" "$D/agent.7.1"
+	within_bounds
+}
+
+@test "finding 3: a job without a limit holds the GPU's capacity times max_oversub; its memory goes back when it exits" {
+	CHUNK=64K daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 8
+	agent_of 8 big $((256 << 20)) 40
+	wait_until 60 grep -q "^held" "$D/agent.8.0"
+	grep -v "^big" "$D/agent.8.0"
+	local held most
+	held=$(awk '/^held/ {print $2 * 256 * 1048576}' "$D/agent.8.0")
+	most=$((4 * $(capacity)))	# the default ceiling, 4
+	echo "held $held of at most $most bytes"
+	[ "$held" -le "$most" ] && [ "$held" -gt $((most - (256 << 20))) ]
+	grep -q "^big 39 -122 the job's GPU memory limit would be exceeded" "$D/agent.8.0"
+	# On the GPU and in host RAM, no more than that.
+	run "$CTL" --socket "$D/s.sock" --json jobs
+	echo "$output"
+	[ "$(/usr/bin/python3 -c 'import json,sys; j = json.load(sys.stdin)[0]; print(j["resident"] + j["host"])' <<<"$output")" -le "$held" ]
+	root_registrations
+	agents_end
+	memory_returns
+	figures "$held bytes held in 64 KiB chunks"
+	within_bounds
+}
