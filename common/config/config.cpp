@@ -53,6 +53,13 @@ private:
 	std::uint64_t size(const Node *n, const std::string &key, std::uint64_t min) const;
 	std::uint64_t duration(const Node *n, const std::string &key, bool zero_ok) const;
 	double number(const Node *n, const std::string &key, double lo, double hi) const;
+	std::uint64_t whole(const Node *n, const std::string &key, double lo, double hi) const
+	{
+		double v = number(n, key, lo, hi);
+		if (std::floor(v) != v)
+			fail(n, "'" + key + "' must be a whole number");
+		return static_cast<std::uint64_t>(v);
+	}
 	bool boolean(const Node *n, const std::string &key) const;
 	std::string path(const Node *n, const std::string &key, bool empty_ok) const;
 	template <class E>
@@ -340,12 +347,8 @@ void Loader::load(Config &cfg)
 				else
 					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
 			});
-		else if (key == "max_connections_per_uid") {
-			double n = number(v, key, 1, 65536);
-			if (std::floor(n) != n)
-				fail(v, "'max_connections_per_uid' must be a whole number");
-			cfg.policy.max_connections_per_uid = static_cast<std::size_t>(n);
-		}
+		else if (key == "max_connections_per_uid")
+			cfg.policy.max_connections_per_uid = whole(v, key, 1, 65536);
 		else if (key == "reconcile")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "period")
@@ -359,12 +362,10 @@ void Loader::load(Config &cfg)
 			gpus(v, cfg);
 		else if (key == "slurm_cgroup")
 			cfg.policy.slurm_cgroup = path(v, key, false);
-		else if (key == "max_buffers_per_job") {
-			double most = number(v, key, 1, 1 << 24);
-			if (most != std::floor(most))
-				fail(v, "'max_buffers_per_job' must be a whole number");
-			cfg.policy.max_buffers_per_job = static_cast<std::uint64_t>(most);
-		}
+		else if (key == "max_buffers_per_job")
+			cfg.policy.max_buffers_per_job = whole(v, key, 1, 1 << 24);
+		else if (key == "max_ranks_per_job")
+			cfg.policy.max_ranks_per_job = whole(v, key, 1, 1 << 16);
 		else if (key == "slurm_weights")
 			slurm_weights(v, cfg.policy.slurm_weights);
 		else

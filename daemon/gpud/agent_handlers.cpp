@@ -54,9 +54,13 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
 	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::terminated(req.node))
 		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name", {}};
+	Job &job = ledger_.at(s.job);
+	if (!job.has_rank(req.rank, s.peer.pid) && job.ranks.size() >= cfg_.policy.max_ranks_per_job)
+		return {-E2BIG, "job " + std::to_string(s.job) + " already counts the " +
+					std::to_string(cfg_.policy.max_ranks_per_job) + " ranks max_ranks_per_job allows", {}};
 	// Counted so far under the old rank; from now on under the new one.
 	s.rank = req.rank;
-	ledger_.at(s.job).rank(s.rank, s.peer.pid);
+	job.rank(s.rank, s.peer.pid);
 	GOS_LOG(log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
 				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
 	return {0, {}, {}};
@@ -79,11 +83,23 @@ Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
 		if (r.rank < 0 || !proto::terminated(r.node))
 			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name", {}};
 	Job &job = ledger_.at(s.job);
-	for (const auto &r : records)
+	std::uint64_t omitted = 0;
+	for (const auto &r : records) {
+		if (!job.mpi_ranks.count(r.rank) && job.mpi_ranks.size() >= cfg_.policy.max_ranks_per_job) {
+			omitted++;
+			continue;
+		}
 		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
 					       r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
 					       r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges};
-	ledger_.save(job);	// at MPI_Finalize the job may end any moment
+	}
+	job.mpi_ranks_omitted += omitted;
+	// Saved at the next checkpoint, or at once if the job ends first: a
+	// frame never costs the loop a write of the whole list.
+	job.mpi_ranks_unsaved = true;
+	if (omitted)
+		return {-E2BIG, std::to_string(omitted) + " rank record(s) not kept: the report lists at most the " +
+					std::to_string(cfg_.policy.max_ranks_per_job) + " ranks max_ranks_per_job allows", {}};
 	return {0, {}, {}};
 }
 

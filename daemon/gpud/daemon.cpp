@@ -44,7 +44,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),
 	  outside_(discovery_, sessions_, *engine_.control),
 	  slurm_(ledger_, reconciler_, discovery_.gpus),
-	  agent_(ledger_, *engine_.control, discovery_.gpus, orders_.get()),
+	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, orders_.get()),
 	  engine_calls_(engine_calls(cfg_, engine_, ledger_, orders_.get(), discovery_.gpus)),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
 	  routes_(slurm_, agent_, engine_calls_.get(), query_)

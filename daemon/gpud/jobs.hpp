@@ -113,10 +113,16 @@ struct Job {
 	std::string end_reason;			// why the daemon ended it itself; empty when Slurm did
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)
-	std::map<int, MpiRank> mpi_ranks;	// from rank 0's MPI_Finalize, by rank
+	// From rank 0's MPI_Finalize, by rank: at most max_ranks_per_job, the
+	// rest only counted. Saved in a file of their own (JobStore::save_ranks)
+	// when they change, so that the record saved every second stays small.
+	std::map<int, MpiRank> mpi_ranks;
+	std::uint64_t mpi_ranks_omitted = 0;
+	bool mpi_ranks_unsaved = false;		// not in the record
 	std::uint64_t advice_events = 0;
 
 	RankStats &rank(int rank, pid_t pid);
+	bool has_rank(int rank, pid_t pid) const;
 };
 
 nlohmann::json to_json(const Job &job);
@@ -150,10 +156,12 @@ public:
 	// Reads every record; unreadable ones are reported, set aside and skipped.
 	std::map<std::uint64_t, Job> load_all(std::vector<std::string> &problems) const;
 	void save(const Job &job) const;		// atomic; throws on I/O failure
+	void save_ranks(const Job &job) const;	// its mpi_ranks alone, likewise
 	void remove(std::uint64_t job) const;
 
 private:
 	std::string path(std::uint64_t job) const;
+	std::string ranks_path(std::uint64_t job) const;
 	std::string dir_;
 };
 

@@ -227,9 +227,14 @@ Job JobLedger::folded(const Job &job)
 	return copy;
 }
 
-std::string JobLedger::save(const Job &job)
+std::string JobLedger::save(Job &job)
 {
 	try {
+		if (job.mpi_ranks_unsaved) {
+			make_dirs(cfg_.start.state_dir, 0700);
+			store_.save_ranks(job);
+			job.mpi_ranks_unsaved = false;
+		}
 		Job now = snapshot(job);
 		std::string text = to_json(now).dump();
 		// Checkpoints run every second; only changed records are written.

@@ -71,7 +71,8 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"advice_events", job.advice_events},
 		{"gpus", per_gpu},
 		{"ranks", job.ranks},
-		{"mpi_ranks", mpi_rank_list(job)}};
+		{"mpi_ranks", mpi_rank_list(job)},
+		{"mpi_ranks_omitted", job.mpi_ranks_omitted}};
 }
 
 std::string report_path(const std::string &dir, std::uint64_t job)

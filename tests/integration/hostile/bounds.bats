@@ -110,3 +110,27 @@ within_bounds() {
 	figures "$held bytes held in 64 KiB chunks"
 	within_bounds
 }
+
+@test "finding 1: 30 rank reports of 4096 new ranks each: the job keeps max_ranks_per_job, its record stays small" {
+	daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 9
+	agent_of 9 rank-reports 30 4096
+	root_registrations
+	wait_until 60 grep -q "^report 29 " "$D/agent.9.0"
+	grep -v "^report [1-9]" "$D/agent.9.0"
+	grep -q "^report 0 -7 3072 rank record(s) not kept: the report lists at most the 1024 ranks max_ranks_per_job allows" "$D/agent.9.0"
+	grep -q "^report 29 -7 4096 rank record(s) not kept" "$D/agent.9.0"
+	# Saved at the next checkpoint: the ranks once, in their own file; the
+	# record, saved every second, without them.
+	wait_until 10 test -s "$D/state/ranks-9.json"
+	ls -l "$D/state"
+	[ "$(stat -c %s "$D/state/job-9.json")" -le 16384 ]
+	[ "$(stat -c %s "$D/state/ranks-9.json")" -le $((1 << 20)) ]
+	run "$CTL" --socket "$D/s.sock" --json report 9
+	[ "$status" -eq 0 ]
+	[ "$(/usr/bin/python3 -c 'import json,sys; r = json.load(sys.stdin); print(len(r["mpi_ranks"]), r["mpi_ranks_omitted"])' <<<"$output")" = "1024 121856" ]
+	agents_end
+	figures "122,880 ranks reported"
+	within_bounds
+}

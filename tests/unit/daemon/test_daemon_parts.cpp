@@ -62,6 +62,8 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(ident.policy.max_buffers_per_job == 100u);
 	BOOST_TEST(config::parse_config("", "empty.yaml").policy.slurm_cgroup == "/system.slice/slurmstepd.scope");
 	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_buffers_per_job == 65536u);
+	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_ranks_per_job == 1024u);
+	BOOST_TEST(config::parse_config("max_ranks_per_job: 8\n", "r.yaml").policy.max_ranks_per_job == 8u);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -90,6 +92,7 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"slurm_cgroup: system.slice\n", "p.yaml:1:15: 'slurm_cgroup' must be an absolute path"},
 		{"max_buffers_per_job: 0\n", "p.yaml:1:22: 'max_buffers_per_job' must be a number from 1 to"},
 		{"max_buffers_per_job: 2.5\n", "p.yaml:1:22: 'max_buffers_per_job' must be a whole number"},
+		{"max_ranks_per_job: 100000\n", "p.yaml:1:20: 'max_ranks_per_job' must be a number from 1 to 65536"},
 	};
 	for (auto &c : cases) {
 		std::string got = config_error(c.yaml);
