@@ -134,3 +134,29 @@ within_bounds() {
 	figures "122,880 ranks reported"
 	within_bounds
 }
+
+# A report as the daemon stores it, for job $1 of uid $2, padded to $3 bytes.
+stored_report() {
+	mkdir -p "$D/reports"
+	/usr/bin/python3 -c 'import json,sys; print("{\n  \"job\": %s,\n  \"uid\": %s,\n  \"pad\": %s\n}" % (sys.argv[1], sys.argv[2], json.dumps("x" * int(sys.argv[3]))))' \
+		"$1" "$2" "$3" >"$D/reports/job-$1.json"
+	chmod 640 "$D/reports/job-$1.json"
+}
+
+@test "finding 4: another user's 32 MB stored report, asked for 50 times, is refused before it is read" {
+	daemon_up
+	RSS0=$(rss_kib)
+	stored_report 12 "$(neighbour_uid 2)" $((32 << 20))
+	stored_report 13 "$(neighbour_uid 2)" 1000
+	as_neighbour 1 /bin/sh -c "for i in \$(seq 1 50); do '$CTL' --socket '$D/s.sock' report 12; done" >"$D/asked" 2>&1 &
+	local asker=$!
+	root_registrations
+	run as_neighbour 2 "$CTL" --socket "$D/s.sock" --json report 13
+	echo "$output" | head -c 300
+	[ "$status" -eq 0 ]
+	wait "$asker" || true
+	sort "$D/asked" | uniq -c
+	[ "$(grep -c "job 12 belongs to another user" "$D/asked")" -eq 50 ]
+	figures "50 requests for another user's 32 MB report"
+	within_bounds
+}
