@@ -120,6 +120,10 @@ struct Job {
 	std::uint64_t mpi_ranks_omitted = 0;
 	bool mpi_ranks_unsaved = false;		// not in the record
 	std::uint64_t advice_events = 0;
+	// Resumed from its record at this daemon's start (not saved): only then
+	// may its agents register buffers again (GOS_ALLOC_FLAG_AGAIN) without
+	// their counting as new allocations.
+	bool resumed = false;
 
 	RankStats &rank(int rank, pid_t pid);
 	bool has_rank(int rank, pid_t pid) const;

@@ -48,6 +48,7 @@ void JobLedger::resume()
 			continue;
 		}
 		forget_tasks(job);	// pids that may name other processes now
+		job.resumed = true;
 		tenants_.adopt(job);
 		tenants_.ensure(job);
 		tenants_.bind(job);

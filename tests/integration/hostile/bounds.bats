@@ -160,3 +160,21 @@ stored_report() {
 	figures "50 requests for another user's 32 MB report"
 	within_bounds
 }
+
+@test "finding 10: allocations flagged AGAIN in a job that began after the daemon count in its report" {
+	daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 10
+	agent_of 10 big $((16 << 20)) 10 2
+	wait_until 60 grep -q "^held 10" "$D/agent.10.0"
+	run "$CTL" --socket "$D/s.sock" --json report 10
+	[ "$status" -eq 0 ]
+	local counted
+	counted=$(/usr/bin/python3 -c 'import json,sys; r = json.load(sys.stdin); print(sum(x["allocs"] for x in r["ranks"]), sum(x["bytes_allocated"] for x in r["ranks"]))' <<<"$output")
+	echo "report: $counted"
+	[ "$counted" = "10 $((160 << 20))" ]
+	root_registrations
+	agents_end
+	figures "160 MiB allocated as AGAIN"
+	within_bounds
+}
