@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
@@ -373,6 +374,12 @@ void Loader::load(Config &cfg)
 	});
 	if (cfg.policy.balloon_low > cfg.policy.balloon_high)
 		fail(root, "'balloon.low' must not exceed 'balloon.high'");
+	// Both hold job-N.json: a record removed at a job's end would take its
+	// report with it, and a report would overwrite a running job's record.
+	auto dir = [](const std::string &p) { return (std::filesystem::path(p) / "").lexically_normal(); };
+	if (dir(cfg.start.state_dir) == dir(cfg.policy.report_dir))
+		fail(root, "'state_dir' and 'reports.dir' are the same directory (" + cfg.start.state_dir +
+				   "); job records and reports would overwrite and delete each other: give each its own");
 }
 
 } // namespace

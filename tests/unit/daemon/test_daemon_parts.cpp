@@ -92,6 +92,8 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"slurm_cgroup: system.slice\n", "p.yaml:1:15: 'slurm_cgroup' must be an absolute path"},
 		{"max_buffers_per_job: 0\n", "p.yaml:1:22: 'max_buffers_per_job' must be a number from 1 to"},
 		{"max_buffers_per_job: 2.5\n", "p.yaml:1:22: 'max_buffers_per_job' must be a whole number"},
+		{"state_dir: /var/lib/g\nreports: {dir: /var/lib/g/}\n",
+		 "p.yaml:1:1: 'state_dir' and 'reports.dir' are the same directory (/var/lib/g); job records and reports"},
 		{"max_ranks_per_job: 100000\n", "p.yaml:1:20: 'max_ranks_per_job' must be a number from 1 to 65536"},
 	};
 	for (auto &c : cases) {
