@@ -367,6 +367,8 @@ void Loader::load(Config &cfg)
 			cfg.policy.max_buffers_per_job = whole(v, key, 1, 1 << 24);
 		else if (key == "max_ranks_per_job")
 			cfg.policy.max_ranks_per_job = whole(v, key, 1, 1 << 16);
+		else if (key == "max_agents_per_job")
+			cfg.policy.max_agents_per_job = whole(v, key, 1, 1 << 16);
 		else if (key == "slurm_weights")
 			slurm_weights(v, cfg.policy.slurm_weights);
 		else

@@ -29,11 +29,15 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	if (s.peer.uid != j.uid)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " runs as uid " + std::to_string(s.peer.uid) +
 					", but job " + std::to_string(*job) + " is uid " + std::to_string(j.uid) + "'s", {}};
+	if (j.agents >= cfg_.policy.max_agents_per_job)
+		return {-EUSERS, "job " + std::to_string(*job) + " already has the " + std::to_string(cfg_.policy.max_agents_per_job) +
+					 " connected processes max_agents_per_job allows", {}};
 	std::uint32_t client = 0;
 	if (orders_)
 		if (int err = orders_->connect(s.id, client))
 			return {err, "engine: " + errno_text(err), {}};
 	s.job = *job;
+	j.agents++;
 	s.rank = req.rank;
 	j.rank(s.rank, s.peer.pid);	// listed in the report from now on
 	gos_rep_hello rep{};

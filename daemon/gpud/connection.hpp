@@ -59,7 +59,9 @@ private:
 	void wait_readable();
 	void pump();		// handles frames and reads until the peer or a bound stops it
 	bool sender_gone();
+	bool refused_at_header();	// a frame begun that the peer may not send
 	void queue(proto::Bytes b);
+	void hang_up();		// closes from the loop, never inside the daemon's call
 	void write();
 	bool in_frame() const;	// a frame begun and not yet whole, the peer's to finish
 	std::optional<Clock::time_point> deadline() const;

@@ -124,6 +124,7 @@ struct Job {
 	// may its agents register buffers again (GOS_ALLOC_FLAG_AGAIN) without
 	// their counting as new allocations.
 	bool resumed = false;
+	std::uint32_t agents = 0;		// its connections that said hello, now
 
 	RankStats &rank(int rank, pid_t pid);
 	bool has_rank(int rank, pid_t pid) const;

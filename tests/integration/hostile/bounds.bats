@@ -178,3 +178,41 @@ stored_report() {
 	figures "160 MiB allocated as AGAIN"
 	within_bounds
 }
+
+descriptors() {
+	ls "/proc/$PID/fd" | wc -l
+}
+
+at_most_descriptors() {
+	[ "$(descriptors)" -le "$1" ]
+}
+
+@test "finding 2: one task's 400 agent connections: max_agents_per_job hold, the rest refused, all closed when the job ends" {
+	daemon_up
+	RSS0=$(rss_kib)
+	local before
+	before=$(descriptors)
+	neighbour_job 11
+	agent_of 11 hellos 400
+	wait_until 60 grep -q "^hellos" "$D/agent.11.0"
+	cat "$D/agent.11.0"
+	grep -q "^hellos 256$" "$D/agent.11.0"
+	grep -q "^refused -87 job 11 already has the 256 connected processes max_agents_per_job allows" "$D/agent.11.0"
+	root_registrations
+	# The epilog's job end closes its connections, though the task still holds them.
+	"$REGISTER" "$D/s.root.sock" end 11
+	wait_until 10 at_most_descriptors $((before + 2))
+	agents_end
+	figures "400 agent connections of one task"
+	within_bounds
+}
+
+@test "finding 2: a frame only an agent may send, begun by a user without a job, is refused at its header" {
+	daemon_up
+	RSS0=$(rss_kib)
+	run as_neighbour 2 /usr/bin/python3 "$AGENT" "$D/s.sock" begin RANK_REPORT
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "begin -1 say hello first" ]]
+	grep -q "began a frame of type 18 it may not send (say hello first); disconnected" "$D/log"
+}

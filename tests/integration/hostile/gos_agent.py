@@ -20,6 +20,12 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
       new rank; prints "report I STATUS ERROR" for each.
   gos_agent.py SOCKET ranks N
       Hello, then N RANK requests; prints "ranks N STATUS" of the last.
+  gos_agent.py SOCKET hellos N
+      N connections that each say hello; prints "hellos ACCEPTED" and the
+      first refusal, "refused STATUS ERROR", then holds them until stdin closes.
+  gos_agent.py SOCKET begin RANK_REPORT
+      Without hello, begins a 600 KiB rank report (its header and 1 KiB);
+      prints the daemon's answer, "begin STATUS ERROR".
   gos_agent.py SOCKET at-pid PID USER hello [...]
       As root: places a child on exactly PID (kernel.ns_last_pid), which
       becomes USER and says hello as above. Tries until a deadline; exits 3
@@ -145,6 +151,33 @@ def ranks(path, n):
     return 0
 
 
+def hellos(path, n):
+    held, refusal = [], None
+    for _ in range(n):
+        sock = connect(path)
+        status, error, _ = call(sock, HELLO, struct.pack("<IiiIQ", os.getpid(), -1, -1, 1, 0))
+        if status == 0:
+            held.append(sock)
+        elif refusal is None:
+            refusal = (status, error)
+    print("hellos", len(held), flush=True)
+    if refusal:
+        print("refused", *refusal, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def begin(path):
+    sock = connect(path)
+    count = 4000
+    sock.sendall(HDR.pack(MAGIC, VERSION, RANK_REPORT, 1, 8 + count * RANK_RECORD.size) + b"\0" * 1024)
+    hdr = recv(sock, HDR.size)
+    body = recv(sock, HDR.unpack(hdr)[4])
+    status, _, error = REP.unpack(body[:REP.size])
+    print("begin", status, error.split(b"\0")[0].decode(), flush=True)
+    return 0
+
+
 def at_pid(path, pid, user, args):
     who = pwd.getpwnam(user)
     deadline = time.monotonic() + 20
@@ -179,6 +212,10 @@ def main(argv):
         return big(argv[1], int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) == 6 else 0)
     if len(argv) == 5 and argv[2] == "rank-reports":
         return rank_reports(argv[1], int(argv[3]), int(argv[4]))
+    if len(argv) == 4 and argv[2] == "hellos":
+        return hellos(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "begin" and argv[3] == "RANK_REPORT":
+        return begin(argv[1])
     if len(argv) == 4 and argv[2] == "ranks":
         return ranks(argv[1], int(argv[3]))
     if len(argv) >= 6 and argv[2] == "at-pid" and argv[5] == "hello":
