@@ -46,7 +46,7 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	rep.ngpus = static_cast<std::uint32_t>(j.gpus.size());
 	rep.chunk_size = engine_.chunk_size();
 	rep.flags = orders_ ? 0 : GOS_HELLO_FLAG_KERNEL;
-	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
+	GOS_LOG_LIMITED(j.log_budget, log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }
 
@@ -65,7 +65,7 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 	// Counted so far under the old rank; from now on under the new one.
 	s.rank = req.rank;
 	job.rank(s.rank, s.peer.pid);
-	GOS_LOG(log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
+	GOS_LOG_LIMITED(job.log_budget, log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
 				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
 	return {0, {}, {}};
 }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config/config.hpp"
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/activity.hpp"
 #include "daemon/gpud/weight_rule.hpp"
 #include "gos_engine.h"
@@ -125,6 +126,8 @@ struct Job {
 	// their counting as new allocations.
 	bool resumed = false;
 	std::uint32_t agents = 0;		// its connections that said hello, now
+	// The log lines its agents may cause: 20 at once, then 2 a second.
+	LogBudget log_budget{20, 2};
 
 	RankStats &rank(int rank, pid_t pid);
 	bool has_rank(int rank, pid_t pid) const;

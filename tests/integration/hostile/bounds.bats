@@ -216,3 +216,23 @@ at_most_descriptors() {
 	[[ "$output" == "begin -1 say hello first" ]]
 	grep -q "began a frame of type 18 it may not send (say hello first); disconnected" "$D/log"
 }
+
+@test "finding 6: 40,000 RANK requests from one job write a few lines, saying how many were left out" {
+	daemon_up
+	RSS0=$(rss_kib)
+	local log0
+	log0=$(stat -c %s "$D/log")
+	neighbour_job 12
+	agent_of 12 ranks 40000
+	root_registrations
+	wait_until 120 grep -q "^ranks 40000 0" "$D/agent.12.0"
+	agents_end
+	local lines
+	lines=$(grep -c "job 12: pid" "$D/log")
+	echo "$lines lines of job 12's; log grew $(($(stat -c %s "$D/log") - log0)) bytes"
+	[ "$lines" -le 200 ]
+	grep -q "more like it since the last line" "$D/log"
+	[ "$(stat -c %s "$D/log")" -lt 65536 ]
+	figures "40,000 RANK requests"
+	within_bounds
+}

@@ -19,7 +19,8 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
       Hello, then FRAMES rank reports of COUNT records each, every record a
       new rank; prints "report I STATUS ERROR" for each.
   gos_agent.py SOCKET ranks N
-      Hello, then N RANK requests; prints "ranks N STATUS" of the last.
+      Hello, then N RANK requests (ranks 0 to 7 in turn); prints "ranks N
+      STATUS ERROR" of the last.
   gos_agent.py SOCKET hellos N
       N connections that each say hello; prints "hellos ACCEPTED" and the
       first refusal, "refused STATUS ERROR", then holds them until stdin closes.
@@ -146,7 +147,7 @@ def ranks(path, n):
     if hello(sock):
         return 1
     for i in range(n):
-        status, error, _ = call(sock, RANK, struct.pack("<iiII64s", i, 0, n, 0, b"node"))
+        status, error, _ = call(sock, RANK, struct.pack("<iiII64s", i % 8, 0, n, 0, b"node"))
     print("ranks", n, status, error, flush=True)
     return 0
 
