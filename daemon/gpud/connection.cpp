@@ -144,6 +144,8 @@ void Connection::pump()
 			return close();	// the peer closed, or was killed
 		decoder_.feed(read_buffer.data(), n);
 		last_progress_ = Clock::now();
+		if (over_held())
+			return;
 	}
 }
 
@@ -186,6 +188,25 @@ bool Connection::refused_at_header()
 			"pid " << peer_.pid << " began a frame of type " << h->type << " it may not send (" << *why << "); disconnected");
 	closed_ = true;
 	refuse(sock_, -EPERM, *why);
+	release();
+	return true;
+}
+
+bool Connection::over_held()
+{
+	if (!hooks_.held)
+		return false;
+	std::size_t now = decoder_.held();
+	bool ok = hooks_.held(static_cast<std::int64_t>(now) - static_cast<std::int64_t>(charged_));
+	charged_ = now;
+	if (ok)
+		return false;
+	GOS_LOG_LIMITED(bad_frame_log, log::warning,
+			"uid " << peer_.uid << " holds more than " << (limits_.max_held_per_uid >> 20)
+			       << " MiB of unfinished frames; pid " << peer_.pid << " disconnected");
+	closed_ = true;
+	refuse(sock_, -ENOBUFS, "your connections hold more than " + std::to_string(limits_.max_held_per_uid >> 20) +
+					" MiB of unfinished frames");
 	release();
 	return true;
 }
@@ -268,6 +289,8 @@ void Connection::release()
 	timer_.cancel();
 	sock_.close(ignored);
 	out_.clear();
+	if (hooks_.held && charged_)
+		hooks_.held(-static_cast<std::int64_t>(std::exchange(charged_, 0)));
 	if (auto uncount = std::exchange(hooks_.uncount, nullptr))
 		uncount();
 	if (auto released = std::exchange(hooks_.released, nullptr))

@@ -123,7 +123,7 @@ void Server::admit(Listener &l, local::socket sock)
 		GOS_LOG_LIMITED(l.log, log::warning, "connection without peer credentials refused");
 		return;
 	}
-	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }};
+	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }, nullptr};
 	if (!l.root_only) {
 		if (public_open_ >= public_most_) {
 			GOS_LOG_LIMITED(l.log, log::warning, public_open_ << " connections on the public socket; refused another, "
@@ -145,6 +145,14 @@ void Server::admit(Listener &l, local::socket sock)
 								    " (max_connections_per_uid: " + std::to_string(cap) + ")");
 		}
 		++n;
+		hooks.held = [this, uid = peer->uid](std::int64_t delta) {
+			std::size_t &held = held_of_[uid];
+			held = static_cast<std::size_t>(static_cast<std::int64_t>(held) + delta);
+			bool ok = held <= limits_.max_held_per_uid;
+			if (!held)
+				held_of_.erase(uid);
+			return ok;
+		};
 		hooks.uncount = [this, uid = peer->uid] {
 			auto it = connections_of_.find(uid);
 			if (it != connections_of_.end() && --it->second == 0)

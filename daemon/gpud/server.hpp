@@ -60,6 +60,7 @@ private:
 	std::string config_path_;
 	ConnectionLimits limits_;
 	Listener public_, root_;
+	std::map<uid_t, std::size_t> held_of_;	// bytes of frames received and not yet handled, per uid
 	std::map<uid_t, std::size_t> connections_of_;	// on the public socket, neither root nor agents counted
 	std::size_t public_open_ = 0, public_most_ = 0;	// all of the public socket's, and their cap
 	bool released_since_trim_ = false;

@@ -236,3 +236,16 @@ at_most_descriptors() {
 	figures "40,000 RANK requests"
 	within_bounds
 }
+
+@test "finding 2: 60 agent connections each holding 500 KiB of an unfinished frame: cut off at 16 MiB for the user" {
+	daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 13
+	agent_of 13 unfinished 60
+	root_registrations
+	wait_until 60 grep -q "^unfinished" "$D/agent.13.0"
+	grep -q "uid $(neighbour_uid 1) holds more than 16 MiB of unfinished frames" "$D/log"
+	agents_end
+	figures "60 unfinished 600 KiB frames"
+	within_bounds
+}

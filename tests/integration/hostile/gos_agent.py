@@ -24,6 +24,9 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
   gos_agent.py SOCKET hellos N
       N connections that each say hello; prints "hellos ACCEPTED" and the
       first refusal, "refused STATUS ERROR", then holds them until stdin closes.
+  gos_agent.py SOCKET unfinished N
+      N connections that each say hello and send 500 KiB of a 600 KiB rank
+      report; prints "unfinished N" and holds them until stdin closes.
   gos_agent.py SOCKET begin RANK_REPORT
       Without hello, begins a 600 KiB rank report (its header and 1 KiB);
       prints the daemon's answer, "begin STATUS ERROR".
@@ -168,6 +171,23 @@ def hellos(path, n):
     return 0
 
 
+def unfinished(path, n):
+    held = []
+    count = 4000
+    for _ in range(n):
+        sock = connect(path)
+        if hello(sock):
+            return 1
+        try:
+            sock.sendall(HDR.pack(MAGIC, VERSION, RANK_REPORT, 2, 8 + count * RANK_RECORD.size) + b"\0" * (500 << 10))
+        except OSError:
+            pass	# cut off: the daemon's answer
+        held.append(sock)
+    print("unfinished", n, flush=True)
+    sys.stdin.read()
+    return 0
+
+
 def begin(path):
     sock = connect(path)
     count = 4000
@@ -215,6 +235,8 @@ def main(argv):
         return rank_reports(argv[1], int(argv[3]), int(argv[4]))
     if len(argv) == 4 and argv[2] == "hellos":
         return hellos(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "unfinished":
+        return unfinished(argv[1], int(argv[3]))
     if len(argv) == 4 and argv[2] == "begin" and argv[3] == "RANK_REPORT":
         return begin(argv[1])
     if len(argv) == 4 and argv[2] == "ranks":
