@@ -135,7 +135,10 @@ Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
 	if (int err = engine_.gpu_stats(job.gpus[req.gpu].node_gpu, gs))
 		return {err, "engine: " + errno_text(err), {}};
 	gos_rep_meminfo rep{};
-	rep.allowed = ts.limit ? ts.limit : gs.capacity;
+	// A job without a limit of its own sees the GPU (its tenant's limit,
+	// capacity times the ceiling, only bounds what it may ask for).
+	bool own_limit = job.size_limit || job.factor_milli;
+	rep.allowed = own_limit && ts.limit ? ts.limit : gs.capacity;
 	rep.used = ts.demand;
 	rep.entitlement = ts.entitlement;
 	rep.device_bytes = ts.resident;
