@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
@@ -53,6 +54,13 @@ private:
 	std::uint64_t size(const Node *n, const std::string &key, std::uint64_t min) const;
 	std::uint64_t duration(const Node *n, const std::string &key, bool zero_ok) const;
 	double number(const Node *n, const std::string &key, double lo, double hi) const;
+	std::uint64_t whole(const Node *n, const std::string &key, double lo, double hi) const
+	{
+		double v = number(n, key, lo, hi);
+		if (std::floor(v) != v)
+			fail(n, "'" + key + "' must be a whole number");
+		return static_cast<std::uint64_t>(v);
+	}
 	bool boolean(const Node *n, const std::string &key) const;
 	std::string path(const Node *n, const std::string &key, bool empty_ok) const;
 	template <class E>
@@ -349,12 +357,8 @@ void Loader::load(Config &cfg)
 				else
 					fail(w, "unknown key '" + k + "' in 'exporter'; use textfile or period");
 			});
-		else if (key == "max_connections_per_uid") {
-			double n = number(v, key, 1, 65536);
-			if (std::floor(n) != n)
-				fail(v, "'max_connections_per_uid' must be a whole number");
-			cfg.policy.max_connections_per_uid = static_cast<std::size_t>(n);
-		}
+		else if (key == "max_connections_per_uid")
+			cfg.policy.max_connections_per_uid = whole(v, key, 1, 65536);
 		else if (key == "reconcile")
 			each(v, key, [&](const std::string &k, Node *w) {
 				if (k == "period")
@@ -368,12 +372,12 @@ void Loader::load(Config &cfg)
 			gpus(v, cfg);
 		else if (key == "slurm_cgroup")
 			cfg.policy.slurm_cgroup = path(v, key, false);
-		else if (key == "max_buffers_per_job") {
-			double most = number(v, key, 1, 1 << 24);
-			if (most != std::floor(most))
-				fail(v, "'max_buffers_per_job' must be a whole number");
-			cfg.policy.max_buffers_per_job = static_cast<std::uint64_t>(most);
-		}
+		else if (key == "max_buffers_per_job")
+			cfg.policy.max_buffers_per_job = whole(v, key, 1, 1 << 24);
+		else if (key == "max_ranks_per_job")
+			cfg.policy.max_ranks_per_job = whole(v, key, 1, 1 << 16);
+		else if (key == "max_agents_per_job")
+			cfg.policy.max_agents_per_job = whole(v, key, 1, 1 << 16);
 		else if (key == "slurm_weights")
 			slurm_weights(v, cfg.policy.slurm_weights);
 		else
@@ -383,6 +387,12 @@ void Loader::load(Config &cfg)
 		fail(root, "'balloon.low' must not exceed 'balloon.high'");
 	if (cfg.start.lend_backoff_max_ns < cfg.start.lend_backoff_ns)
 		fail(root, "'lending.backoff_max' must not be shorter than 'lending.backoff'");
+	// Both hold job-N.json: a record removed at a job's end would take its
+	// report with it, and a report would overwrite a running job's record.
+	auto dir = [](const std::string &p) { return (std::filesystem::path(p) / "").lexically_normal(); };
+	if (dir(cfg.start.state_dir) == dir(cfg.policy.report_dir))
+		fail(root, "'state_dir' and 'reports.dir' are the same directory (" + cfg.start.state_dir +
+				   "); job records and reports would overwrite and delete each other: give each its own");
 }
 
 } // namespace

@@ -98,6 +98,12 @@ struct Policy {
 	// children, root's, tie processes to jobs.
 	std::string slurm_cgroup = "/system.slice/slurmstepd.scope";
 	std::uint64_t max_buffers_per_job = 65536;
+	// Ranks a job's report lists (RANK and RANK_REPORT): bounds its record,
+	// its report and the work of each save.
+	std::uint64_t max_ranks_per_job = 1024;
+	// Connections that said hello (agents) one job may hold at once: they
+	// are not counted in max_connections_per_uid, but are bounded here.
+	std::uint64_t max_agents_per_job = 256;
 	// Jobs gone without a JOB_END are looked for this often (and at start
 	// and before a new job), and are gone only this long after their last
 	// registration.

@@ -124,6 +124,17 @@ std::optional<Frame> Decoder::next()
 	return f;
 }
 
+std::optional<gos_wire_hdr> Decoder::pending() const
+{
+	if (failed() || buf_.size() - pos_ < sizeof(gos_wire_hdr))
+		return std::nullopt;
+	gos_wire_hdr h;
+	std::memcpy(&h, buf_.data() + pos_, sizeof h);
+	if (buf_.size() - pos_ - sizeof h >= h.length)
+		return std::nullopt;	// whole: next() gives it
+	return h;
+}
+
 void Decoder::release()
 {
 	if (partial())

@@ -58,6 +58,10 @@ public:
 	bool failed() const { return !error_.empty(); }
 	// Bytes of a frame begun but not yet whole.
 	bool partial() const { return pos_ < buf_.size(); }
+	// Bytes received and not yet taken by next().
+	std::size_t held() const { return buf_.size() - pos_; }
+	// The header of a frame begun and not yet whole, once the header is.
+	std::optional<gos_wire_hdr> pending() const;
 	// Gives the buffer's memory back once nothing is pending.
 	void release();
 

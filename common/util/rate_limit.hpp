@@ -3,6 +3,7 @@
 // since, so a flood of the same failure costs one line per interval.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -35,6 +36,36 @@ private:
 	Clock::time_point last_{};
 	std::uint64_t skipped_ = 0;
 	bool logged_once_ = false;
+};
+
+// A token bucket for the lines one source (a job) may cause: a burst of
+// `burst` lines, then `per_second` a second; the same allow() as RateLimit,
+// so GOS_LOG_LIMITED says how many were left out.
+class LogBudget {
+public:
+	using Clock = std::chrono::steady_clock;
+
+	LogBudget(double burst, double per_second) : burst_(burst), rate_(per_second), tokens_(burst) {}
+
+	std::optional<std::uint64_t> allow(Clock::time_point now = Clock::now())
+	{
+		if (last_ != Clock::time_point{})
+			tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+		last_ = now;
+		if (tokens_ < 1) {
+			++skipped_;
+			return std::nullopt;
+		}
+		tokens_ -= 1;
+		std::uint64_t skipped = skipped_;
+		skipped_ = 0;
+		return skipped;
+	}
+
+private:
+	double burst_, rate_, tokens_;
+	Clock::time_point last_{};
+	std::uint64_t skipped_ = 0;
 };
 
 } // namespace gos

@@ -29,11 +29,15 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	if (s.peer.uid != j.uid)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " runs as uid " + std::to_string(s.peer.uid) +
 					", but job " + std::to_string(*job) + " is uid " + std::to_string(j.uid) + "'s", {}};
+	if (j.agents >= cfg_.policy.max_agents_per_job)
+		return {-EUSERS, "job " + std::to_string(*job) + " already has the " + std::to_string(cfg_.policy.max_agents_per_job) +
+					 " connected processes max_agents_per_job allows", {}};
 	std::uint32_t client = 0;
 	if (orders_)
 		if (int err = orders_->connect(s.id, client))
 			return {err, "engine: " + errno_text(err), {}};
 	s.job = *job;
+	j.agents++;
 	s.rank = req.rank;
 	j.rank(s.rank, s.peer.pid);	// listed in the report from now on
 	gos_rep_hello rep{};
@@ -42,7 +46,7 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	rep.ngpus = static_cast<std::uint32_t>(j.gpus.size());
 	rep.chunk_size = engine_.chunk_size();
 	rep.flags = orders_ ? 0 : GOS_HELLO_FLAG_KERNEL;
-	GOS_LOG(log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
+	GOS_LOG_LIMITED(j.log_budget, log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }
 
@@ -55,10 +59,14 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::printable_name(req.node))
 		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name "
 				 "without control characters", {}};
+	Job &job = ledger_.at(s.job);
+	if (!job.has_rank(req.rank, s.peer.pid) && job.ranks.size() >= cfg_.policy.max_ranks_per_job)
+		return {-E2BIG, "job " + std::to_string(s.job) + " already counts the " +
+					std::to_string(cfg_.policy.max_ranks_per_job) + " ranks max_ranks_per_job allows", {}};
 	// Counted so far under the old rank; from now on under the new one.
 	s.rank = req.rank;
-	ledger_.at(s.job).rank(s.rank, s.peer.pid);
-	GOS_LOG(log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
+	job.rank(s.rank, s.peer.pid);
+	GOS_LOG_LIMITED(job.log_budget, log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
 				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
 	return {0, {}, {}};
 }
@@ -81,11 +89,23 @@ Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
 			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name without control "
 					 "characters", {}};
 	Job &job = ledger_.at(s.job);
-	for (const auto &r : records)
+	std::uint64_t omitted = 0;
+	for (const auto &r : records) {
+		if (!job.mpi_ranks.count(r.rank) && job.mpi_ranks.size() >= cfg_.policy.max_ranks_per_job) {
+			omitted++;
+			continue;
+		}
 		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
 					       r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
 					       r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges};
-	ledger_.save(job);	// at MPI_Finalize the job may end any moment
+	}
+	job.mpi_ranks_omitted += omitted;
+	// Saved at the next checkpoint, or at once if the job ends first: a
+	// frame never costs the loop a write of the whole list.
+	job.mpi_ranks_unsaved = true;
+	if (omitted)
+		return {-E2BIG, std::to_string(omitted) + " rank record(s) not kept: the report lists at most the " +
+					std::to_string(cfg_.policy.max_ranks_per_job) + " ranks max_ranks_per_job allows", {}};
 	return {0, {}, {}};
 }
 
@@ -117,7 +137,10 @@ Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
 	if (int err = engine_.gpu_stats(job.gpus[req.gpu].node_gpu, gs))
 		return {err, "engine: " + errno_text(err), {}};
 	gos_rep_meminfo rep{};
-	rep.allowed = ts.limit ? ts.limit : gs.capacity;
+	// A job without a limit of its own sees the GPU (its tenant's limit,
+	// capacity times the ceiling, only bounds what it may ask for).
+	bool own_limit = job.size_limit || job.factor_milli;
+	rep.allowed = own_limit && ts.limit ? ts.limit : gs.capacity;
 	rep.used = ts.demand;
 	rep.entitlement = ts.entitlement;
 	rep.device_bytes = ts.resident;

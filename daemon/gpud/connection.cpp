@@ -50,10 +50,16 @@ void Connection::start()
 		return release();
 	}
 	std::weak_ptr<Connection> weak = shared_from_this();
-	session_ = daemon_.open(peer_, [weak](proto::Bytes b) {
-		if (auto self = weak.lock())
-			self->queue(std::move(b));
-	});
+	session_ = daemon_.open(
+		peer_,
+		[weak](proto::Bytes b) {
+			if (auto self = weak.lock())
+				self->queue(std::move(b));
+		},
+		[weak] {
+			if (auto self = weak.lock())
+				self->hang_up();
+		});
 	opened_ = last_progress_ = Clock::now();
 	wait_readable();
 	arm_timer();
@@ -104,6 +110,8 @@ void Connection::pump()
 			if (hooks_.uncount && daemon_.is_agent(session_))
 				std::exchange(hooks_.uncount, nullptr)();
 		}
+		if (refused_at_header())
+			return;
 		if (decoder_.failed()) {
 			GOS_LOG_LIMITED(bad_frame_log, log::warning,
 					"pid " << peer_.pid << " sent a bad frame (" << decoder_.error() << "); disconnected");
@@ -136,6 +144,8 @@ void Connection::pump()
 			return close();	// the peer closed, or was killed
 		decoder_.feed(read_buffer.data(), n);
 		last_progress_ = Clock::now();
+		if (over_held())
+			return;
 	}
 }
 
@@ -150,12 +160,55 @@ void Connection::queue(proto::Bytes b)
 	out_.push_back(std::move(b));
 	if (queued_ > limits_.max_output) {
 		GOS_LOG_LIMITED(unread_log, log::warning, "pid " << peer_.pid << " stopped reading its messages; disconnected");
-		closed_ = true;
-		asio::post(sock_.get_executor(), [self = shared_from_this()] { self->release(); });
-		return;
+		return hang_up();
 	}
 	if (!writing_)
 		write();
+}
+
+void Connection::hang_up()
+{
+	if (closed_)
+		return;
+	closed_ = true;
+	asio::post(sock_.get_executor(), [self = shared_from_this()] { self->release(); });
+}
+
+// A frame only root or an agent may send, begun by another: refused on its
+// header, so that its body (up to the largest payload) is never buffered.
+bool Connection::refused_at_header()
+{
+	auto h = decoder_.pending();
+	if (!h)
+		return false;
+	auto why = daemon_.refusal(session_, h->type);
+	if (!why)
+		return false;
+	GOS_LOG_LIMITED(bad_frame_log, log::warning,
+			"pid " << peer_.pid << " began a frame of type " << h->type << " it may not send (" << *why << "); disconnected");
+	closed_ = true;
+	refuse(sock_, -EPERM, *why);
+	release();
+	return true;
+}
+
+bool Connection::over_held()
+{
+	if (!hooks_.held)
+		return false;
+	std::size_t now = decoder_.held();
+	bool ok = hooks_.held(static_cast<std::int64_t>(now) - static_cast<std::int64_t>(charged_));
+	charged_ = now;
+	if (ok)
+		return false;
+	GOS_LOG_LIMITED(bad_frame_log, log::warning,
+			"uid " << peer_.uid << " holds more than " << (limits_.max_held_per_uid >> 20)
+			       << " MiB of unfinished frames; pid " << peer_.pid << " disconnected");
+	closed_ = true;
+	refuse(sock_, -ENOBUFS, "your connections hold more than " + std::to_string(limits_.max_held_per_uid >> 20) +
+					" MiB of unfinished frames");
+	release();
+	return true;
 }
 
 void Connection::write()
@@ -236,6 +289,8 @@ void Connection::release()
 	timer_.cancel();
 	sock_.close(ignored);
 	out_.clear();
+	if (hooks_.held && charged_)
+		hooks_.held(-static_cast<std::int64_t>(std::exchange(charged_, 0)));
 	if (auto uncount = std::exchange(hooks_.uncount, nullptr))
 		uncount();
 	if (auto released = std::exchange(hooks_.released, nullptr))

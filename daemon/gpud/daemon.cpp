@@ -44,7 +44,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),
 	  outside_(discovery_, sessions_, *engine_.control),
 	  slurm_(ledger_, reconciler_, discovery_.gpus),
-	  agent_(ledger_, *engine_.control, discovery_.gpus, orders_.get()),
+	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, orders_.get()),
 	  engine_calls_(engine_calls(cfg_, engine_, ledger_, orders_.get(), discovery_.gpus)),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
 	  routes_(slurm_, agent_, engine_calls_.get(), query_)
@@ -58,13 +58,16 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	reconciler_.sweep();	// what ended while the daemon was away
 }
 
-SessionId Daemon::open(const Peer &peer, std::function<void(proto::Bytes)> send)
+SessionId Daemon::open(const Peer &peer, std::function<void(proto::Bytes)> send, std::function<void()> hang_up)
 {
-	return sessions_.open(peer, std::move(send));
+	return sessions_.open(peer, std::move(send), std::move(hang_up));
 }
 
 void Daemon::close(SessionId id)
 {
+	if (Session *s = sessions_.find(id); s && s->job)
+		if (Job *job = ledger_.find(s->job); job && job->agents)
+			job->agents--;
 	if (orders_)
 		orders_->disconnect(id);	// in the kernel the process's file is its client
 	sessions_.close(id);
@@ -86,14 +89,26 @@ bool Daemon::is_agent(SessionId id)
 	return s && s->job;
 }
 
-// The job ended: its processes are done, though their connections may stay.
+std::optional<std::string> Daemon::refusal(SessionId id, std::uint16_t type)
+{
+	Session *s = sessions_.find(id);
+	return s ? routes_.refusal(*s, type) : std::nullopt;
+}
+
+// The job ended: its processes are done, and their connections are closed
+// (from the loop), so that an ended job holds no descriptor of the daemon's.
 void Daemon::release_sessions(std::uint64_t job)
 {
 	for (SessionId id : sessions_.of_job(job)) {
 		if (orders_)
 			orders_->disconnect(id);	// returns for whoever was squeezed by this process
-		sessions_.find(id)->job = 0;
+		Session *s = sessions_.find(id);
+		s->job = 0;
+		if (s->hang_up)
+			s->hang_up();
 	}
+	if (Job *j = ledger_.find(job))
+		j->agents = 0;
 }
 
 void Daemon::flush_orders()

@@ -41,13 +41,16 @@ public:
 	Daemon &operator=(const Daemon &) = delete;
 
 	// A new connection; the id is the connection's handle until close().
-	// send must not call back into the daemon.
-	SessionId open(const Peer &peer, std::function<void(proto::Bytes)> send);
+	// send and hang_up must not call back into the daemon.
+	SessionId open(const Peer &peer, std::function<void(proto::Bytes)> send, std::function<void()> hang_up = {});
 	// The peer is gone (closed, or killed with -9): its process is released.
 	void close(SessionId id);
 	void handle(SessionId id, const proto::Frame &f);
 	// Whether the session said hello: an agent, connected for its job's life.
 	bool is_agent(SessionId id);
+	// Why the session may not send a frame of this type, from its header
+	// alone (before its body is read); nullopt if it may.
+	std::optional<std::string> refusal(SessionId id, std::uint16_t type);
 
 	void tick();		// every return interval
 	void balloon_tick();	// every balloon period

@@ -18,12 +18,21 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	std::uint32_t flags;
 	if (gos_alloc_flags_of_wire(req.flags, &flags) || req.pad)
 		return {-EINVAL, "unknown allocation flags", {}};
+	// A buffer registered again after a restart was counted when it was made;
+	// a job that began after this daemon started has none to register again,
+	// so AGAIN does not hide its allocations from its report.
+	bool again = (flags & GOS_ALLOC_AGAIN) && job.resumed;
+	if (!again)
+		flags &= ~GOS_ALLOC_AGAIN;
 	auto start = std::chrono::steady_clock::now();
 	std::uint32_t client = orders_.client_of(s.id);
 	gos_alloc_result res{};
 	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority, flags, res);
 	if (err == -EDQUOT)
-		return {err, "the job's GPU memory limit would be exceeded", {}};
+		return {err, "the job's GPU memory limit would be exceeded (without a limit of its own, a job may hold "
+			     "the GPU's capacity times max_oversub)", {}};
+	if (err == -EFBIG)
+		return {err, "one buffer of " + format_bytes(req.size) + " is more chunks of chunk_size than the engine counts", {}};
 	if (err == -ENOBUFS)	// the engine's cap, which the policy sets
 		return {err, "job " + std::to_string(job.id) + " holds the most buffers on its GPU " + std::to_string(req.gpu) +
 				     " that max_buffers_per_job (" + std::to_string(cfg_.policy.max_buffers_per_job) + ") allows", {}};
@@ -36,8 +45,7 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 		engine_.free(client, res.buffer);
 		return {-ENOMEM, "the node's host-RAM spill limit of " + format_bytes(spill_limit) + " is reached", {}};
 	}
-	// A buffer registered again after a restart was counted when it was made.
-	if (!(req.flags & GOS_ALLOC_FLAG_AGAIN)) {
+	if (!again) {
 		job.latency.add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
 			std::chrono::steady_clock::now() - start).count()));
 		RankStats &counters = job.rank(s.rank, s.peer.pid);

@@ -43,8 +43,9 @@ private:
 // engine client of the daemon.
 class AgentHandlers {
 public:
-	AgentHandlers(JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus, OrderRouter *orders)
-		: ledger_(ledger), engine_(engine), gpus_(gpus), orders_(orders)
+	AgentHandlers(const config::Config &cfg, JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus,
+		      OrderRouter *orders)
+		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), orders_(orders)
 	{
 	}
 	Reply hello(Session &s, const proto::Frame &f);
@@ -55,6 +56,7 @@ public:
 	Reply stats(Session &s, const proto::Frame &f);
 
 private:
+	const config::Config &cfg_;
 	JobLedger &ledger_;
 	EngineControl &engine_;
 	const std::vector<Gpu> &gpus_;

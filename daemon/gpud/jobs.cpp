@@ -107,6 +107,11 @@ RankStats &Job::rank(int r, pid_t pid)
 	return ranks.back();
 }
 
+bool Job::has_rank(int r, pid_t pid) const
+{
+	return std::any_of(ranks.begin(), ranks.end(), [&](const RankStats &rs) { return rs.rank == r && rs.pid == pid; });
+}
+
 namespace {
 
 double lookup(const std::map<std::string, double> &table, const std::string &key, double fallback)
@@ -128,7 +133,7 @@ nlohmann::json to_json(const Job &job)
 		{"steps", job.steps}, {"tasks", job.tasks}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
 		{"registered", job.registered}, {"started", job.started}, {"ended", job.ended}, {"end_reason", job.end_reason},
 		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
-		{"mpi_ranks", mpi_rank_list(job)}};
+		{"mpi_ranks_omitted", job.mpi_ranks_omitted}};
 }
 
 nlohmann::json mpi_rank_list(const Job &job)
@@ -178,6 +183,8 @@ Job job_from_json(const nlohmann::json &j)
 	job.latency.buckets = j.at("latency_buckets");
 	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");
+	job.mpi_ranks_omitted = j.value("mpi_ranks_omitted", std::uint64_t{0});
+	// In the record itself before they had a file of their own.
 	for (const MpiRank &r : j.value("mpi_ranks", nlohmann::json::array()).get<std::vector<MpiRank>>())
 		job.mpi_ranks[r.rank] = r;
 	return job;
@@ -198,8 +205,9 @@ JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gp
 	p.weight = weigh(cfg.policy, {job.partition, job.account, job.qos, gpu.shards, slurm, gpu.deflated});
 	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
 				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
+	p.ceiling = ceiling_for(cfg, job).value;
 	if (job.factor_milli)
-		p.factor = std::min(job.factor_milli / 1000.0, ceiling_for(cfg, job).value);
+		p.factor = std::min(job.factor_milli / 1000.0, p.ceiling);
 	return p;
 }
 
@@ -246,6 +254,11 @@ std::string JobStore::path(std::uint64_t job) const
 	return dir_ + "/job-" + std::to_string(job) + ".json";
 }
 
+std::string JobStore::ranks_path(std::uint64_t job) const
+{
+	return dir_ + "/ranks-" + std::to_string(job) + ".json";
+}
+
 std::map<std::uint64_t, Job> JobStore::load_all(std::vector<std::string> &problems) const
 {
 	std::map<std::uint64_t, Job> jobs;
@@ -260,6 +273,10 @@ std::map<std::uint64_t, Job> JobStore::load_all(std::vector<std::string> &proble
 		try {
 			// A link or a file someone else made is no record of ours.
 			Job job = job_from_json(nlohmann::json::parse(read_regular_file(file, {64 << 20, true})));
+			if (::access(ranks_path(job.id).c_str(), F_OK) == 0)
+				for (const MpiRank &r : nlohmann::json::parse(read_regular_file(ranks_path(job.id), {64 << 20, true}))
+								.get<std::vector<MpiRank>>())
+					job.mpi_ranks[r.rank] = r;
 			jobs[job.id] = std::move(job);
 		} catch (const std::exception &ex) {
 			// Kept for an admin to inspect, never silently deleted.
@@ -276,9 +293,15 @@ void JobStore::save(const Job &job) const
 	write_file_atomically(path(job.id), to_json(job).dump(1) + "\n", 0600);
 }
 
+void JobStore::save_ranks(const Job &job) const
+{
+	write_file_atomically(ranks_path(job.id), mpi_rank_list(job).dump() + "\n", 0600);
+}
+
 void JobStore::remove(std::uint64_t job) const
 {
 	remove_file(path(job));
+	remove_file(ranks_path(job));
 }
 
 } // namespace gos::gpud

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config/config.hpp"
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/activity.hpp"
 #include "daemon/gpud/weight_rule.hpp"
 #include "gos_engine.h"
@@ -113,10 +114,23 @@ struct Job {
 	std::string end_reason;			// why the daemon ended it itself; empty when Slurm did
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)
-	std::map<int, MpiRank> mpi_ranks;	// from rank 0's MPI_Finalize, by rank
+	// From rank 0's MPI_Finalize, by rank: at most max_ranks_per_job, the
+	// rest only counted. Saved in a file of their own (JobStore::save_ranks)
+	// when they change, so that the record saved every second stays small.
+	std::map<int, MpiRank> mpi_ranks;
+	std::uint64_t mpi_ranks_omitted = 0;
+	bool mpi_ranks_unsaved = false;		// not in the record
 	std::uint64_t advice_events = 0;
+	// Resumed from its record at this daemon's start (not saved): only then
+	// may its agents register buffers again (GOS_ALLOC_FLAG_AGAIN) without
+	// their counting as new allocations.
+	bool resumed = false;
+	std::uint32_t agents = 0;		// its connections that said hello, now
+	// The log lines its agents may cause: 20 at once, then 2 a second.
+	LogBudget log_budget{20, 2};
 
 	RankStats &rank(int rank, pid_t pid);
+	bool has_rank(int rank, pid_t pid) const;
 };
 
 nlohmann::json to_json(const Job &job);
@@ -127,6 +141,7 @@ Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
 struct JobPolicy {
 	Weight weight;				// relative, with its derivation
 	double factor = 0;			// clamped FACTOR, 0 = none
+	double ceiling = 0;			// max_oversub for the job's partition and QOS
 	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
 	double min_share = 0;
 };
@@ -149,10 +164,12 @@ public:
 	// Reads every record; unreadable ones are reported, set aside and skipped.
 	std::map<std::uint64_t, Job> load_all(std::vector<std::string> &problems) const;
 	void save(const Job &job) const;		// atomic; throws on I/O failure
+	void save_ranks(const Job &job) const;	// its mpi_ranks alone, likewise
 	void remove(std::uint64_t job) const;
 
 private:
 	std::string path(std::uint64_t job) const;
+	std::string ranks_path(std::uint64_t job) const;
 	std::string dir_;
 };
 

@@ -48,6 +48,7 @@ void JobLedger::resume()
 			continue;
 		}
 		forget_tasks(job);	// pids that may name other processes now
+		job.resumed = true;
 		tenants_.adopt(job);
 		tenants_.ensure(job);
 		tenants_.bind(job);
@@ -227,9 +228,14 @@ Job JobLedger::folded(const Job &job)
 	return copy;
 }
 
-std::string JobLedger::save(const Job &job)
+std::string JobLedger::save(Job &job)
 {
 	try {
+		if (job.mpi_ranks_unsaved) {
+			make_dirs(cfg_.start.state_dir, 0700);
+			store_.save_ranks(job);
+			job.mpi_ranks_unsaved = false;
+		}
 		Job now = snapshot(job);
 		std::string text = to_json(now).dump();
 		// Checkpoints run every second; only changed records are written.

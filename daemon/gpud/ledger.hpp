@@ -83,8 +83,9 @@ public:
 	// Each GPU's weight and its derivation, with Slurm's facts as last read.
 	nlohmann::json weights(const Job &job) const { return weights_json(cfg_, job, policy_.priorities(job)); }
 	Job folded(const Job &job);	// a copy with the live counters folded into the base
-	// Writes the record if it changed; returns why it could not, or "".
-	std::string save(const Job &job);
+	// Writes the record if it changed, and the job's MPI ranks if they
+	// did; returns why it could not, or "".
+	std::string save(Job &job);
 
 private:
 	Job snapshot(const Job &job);	// a copy with the tenants' live counters

@@ -15,7 +15,9 @@ std::uint64_t PolicyApplier::capacity(std::uint32_t node_gpu) const
 
 // A limit is the factor times the job's nominal share: the balloon lowers
 // an idle job's weight, which decides who is evicted first, but must not
-// refuse its next allocation.
+// refuse its next allocation. No job, whatever it asked (a SIZE, or no
+// limit at all), may hold more than the GPU's capacity times its ceiling
+// (max_oversub): one allocation is bounded by what the node could back.
 void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 {
 	struct Entry {
@@ -39,8 +41,9 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 		std::uint64_t limit = e.job->size_limit;
 		if (!limit && e.p.factor > 0)
 			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight.nominal / nominal_sum);
-		engine_.tenant_policy(e.g->tenant, engine_weight(e.p.weight.effective * scale), std::min<std::uint64_t>(limit, (1ULL << 48) - 1),
-				      e.p.min_bytes(cap));
+		auto most = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max(e.p.ceiling, 1.0) * static_cast<double>(cap)), 1);
+		limit = std::min<std::uint64_t>({limit ? limit : most, most, (1ULL << 48) - 1});
+		engine_.tenant_policy(e.g->tenant, engine_weight(e.p.weight.effective * scale), limit, e.p.min_bytes(cap));
 		engine_.tenant_max_buffers(e.g->tenant, static_cast<std::uint32_t>(cfg_.policy.max_buffers_per_job));
 	}
 }

@@ -1,5 +1,7 @@
 // Anyone's questions: the node's status, its jobs, a job's report and explanation.
-#include <fstream>
+#include <unistd.h>
+
+#include "common/util/regular_file.hpp"
 
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/identity.hpp"
@@ -45,15 +47,25 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 		rep["weights"] = ledger_.weights(*job);	// as the final report has them
 		return {0, {}, rep.dump()};
 	}
-	std::ifstream in(cfg_.policy.report_dir + "/job-" + std::to_string(req.job_id) + ".json");
-	if (!in)
+	// Its owner from its first bytes, before anything else of it is read:
+	// a large report of another user's costs them nothing to ask for.
+	std::string path = report_path(cfg_.policy.report_dir, req.job_id);
+	auto owner = stored_report_owner(path);
+	if (!owner && ::access(path.c_str(), F_OK) != 0)
 		return {-ENOENT, "no report for job " + std::to_string(req.job_id) + " on this node", {}};
-	auto j = nlohmann::json::parse(in, nullptr, false);
-	if (j.is_discarded())
-		return {-EIO, "the stored report for job " + std::to_string(req.job_id) + " is unreadable", {}};
-	if (!may_read_job(s.peer, j.value("uid", 0u)))
+	if (!owner && s.peer.uid != 0)	// one from before owners came first: root's to read
+		return {-EACCES, "the stored report for job " + std::to_string(req.job_id) + " does not name its owner first; "
+				 "root may read it", {}};
+	if (owner && !may_read_job(s.peer, *owner))
 		return {-EACCES, refused, {}};
-	return {0, {}, j.dump()};
+	try {
+		auto j = nlohmann::json::parse(read_regular_file(path, {stored_report_max, true}), nullptr, false);
+		if (j.is_discarded())
+			return {-EIO, "the stored report for job " + std::to_string(req.job_id) + " is unreadable", {}};
+		return {0, {}, j.dump()};
+	} catch (const FileRefused &e) {
+		return {-EIO, e.what(), {}};
+	}
 }
 
 } // namespace gos::gpud

@@ -1,12 +1,17 @@
 #include "daemon/gpud/report.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <ctime>
+#include <regex>
 #include <sstream>
 
 #include <unistd.h>
 
 #include "common/util/atomic_file.hpp"
+#include "common/util/held_dir.hpp"
 #include "common/util/units.hpp"
 
 namespace gos::gpud {
@@ -86,7 +91,8 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"advice_events", job.advice_events},
 		{"gpus", per_gpu},
 		{"ranks", job.ranks},
-		{"mpi_ranks", mpi_rank_list(job)}};
+		{"mpi_ranks", mpi_rank_list(job)},
+		{"mpi_ranks_omitted", job.mpi_ranks_omitted}};
 }
 
 std::string report_path(const std::string &dir, std::uint64_t job)
@@ -98,9 +104,27 @@ void write_report(const std::string &dir, const nlohmann::json &report, bool sum
 {
 	make_dirs(dir);
 	std::string json = report_path(dir, report["job"].get<std::uint64_t>());
-	write_file_atomically(json, report.dump(2) + "\n", 0640);
+	nlohmann::ordered_json text = {{"job", report["job"]}, {"uid", report["uid"]}};
+	for (const auto &[key, value] : report.items())
+		text[key] = value;	// job and uid stay first
+	write_file_atomically(json, text.dump(2) + "\n", 0640);
 	if (summary)
 		write_file_atomically(json.substr(0, json.size() - 5) + ".txt", report_summary(report), 0640);
+}
+
+std::optional<uid_t> stored_report_owner(const std::string &path)
+{
+	int fd = open_in_held(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return std::nullopt;
+	char head[96];
+	ssize_t n = ::read(fd, head, sizeof head);
+	::close(fd);
+	static const std::regex start(R"(^\{\s*"job": [0-9]+,\s*"uid": ([0-9]{1,10}),)");
+	std::cmatch m;
+	if (n <= 0 || !std::regex_search(static_cast<const char *>(head), static_cast<const char *>(head) + n, m, start))
+		return std::nullopt;
+	return static_cast<uid_t>(std::stoull(m[1].str()));
 }
 
 } // namespace gos::gpud

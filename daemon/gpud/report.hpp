@@ -2,6 +2,9 @@
 // atomically to the report directory when the job ends.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +20,14 @@ namespace gos::gpud {
 nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus);
 // <dir>/job-<id>.json, the report's path.
 std::string report_path(const std::string &dir, std::uint64_t job);
-// Writes <dir>/job-<id>.json (and .txt); throws on I/O failure.
+// Writes <dir>/job-<id>.json (and .txt); throws on I/O failure. The JSON
+// begins with the job and its owner, {"job": N, "uid": U, ...}, so that
+// stored_report_owner need not read the rest.
 void write_report(const std::string &dir, const nlohmann::json &report, bool summary);
+// The owner of a stored report, from its first bytes alone; nullopt if the
+// file is missing or does not begin as write_report writes.
+std::optional<uid_t> stored_report_owner(const std::string &path);
+// A stored report is read whole only below this size.
+inline constexpr std::size_t stored_report_max = 16 << 20;
 
 } // namespace gos::gpud

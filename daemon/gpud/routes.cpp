@@ -48,15 +48,23 @@ Routes::Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engin
 	};
 }
 
+std::optional<std::string> Routes::refusal(const Session &s, std::uint16_t type) const
+{
+	auto route = table_.find(type);
+	if (route == table_.end())
+		return "not a request";
+	if (route->second.who == Caller::root && s.peer.uid != 0)
+		return "registering and ending steps and tasks is for root (the SPANK plugin)";
+	if (route->second.who == Caller::agent && !s.job)
+		return "say hello first";
+	return std::nullopt;
+}
+
 Reply Routes::dispatch(Session &s, const proto::Frame &f) const
 {
 	auto route = table_.find(f.hdr.type);
-	if (route == table_.end())
-		return {-EINVAL, "not a request", {}};
-	if (route->second.who == Caller::root && s.peer.uid != 0)
-		return {-EPERM, "registering and ending steps and tasks is for root (the SPANK plugin)", {}};
-	if (route->second.who == Caller::agent && !s.job)
-		return {-EPERM, "say hello first", {}};
+	if (auto why = refusal(s, f.hdr.type))
+		return {route == table_.end() ? -EINVAL : -EPERM, *why, {}};
 	try {
 		return route->second.run(s, f);
 	} catch (const std::exception &e) {

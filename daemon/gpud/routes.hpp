@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "common/proto/wire.hpp"
 #include "daemon/gpud/handlers.hpp"
@@ -19,6 +21,8 @@ public:
 	// requests are then answered with where to make them instead.
 	Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engine, QueryHandlers &query);
 	Reply dispatch(Session &s, const proto::Frame &f) const;
+	// Why s may not send a frame of this type (its header is enough); nullopt if it may.
+	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;
 
 private:
 	// anyone; an agent that said hello (for its own job); root (the SPANK plugin).

@@ -30,8 +30,8 @@ bool someone_listens(const std::string &path)
 }
 
 // Every connection is a descriptor: the default soft limit of 1024 is far
-// below what a node's agents and a flood together may need.
-void raise_descriptor_limit()
+// below what a node's agents and a flood together may need. Returns the limit.
+std::size_t raise_descriptor_limit()
 {
 	rlimit r{};
 	if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
@@ -39,9 +39,16 @@ void raise_descriptor_limit()
 		if (::setrlimit(RLIMIT_NOFILE, &r) != 0)
 			GOS_LOG(log::warning, "cannot raise the descriptor limit: " << std::strerror(errno));
 	}
-	if (::getrlimit(RLIMIT_NOFILE, &r) == 0)
-		GOS_LOG(log::info, "descriptor limit " << r.rlim_cur);
+	if (::getrlimit(RLIMIT_NOFILE, &r) != 0)
+		return 1024;
+	GOS_LOG(log::info, "descriptor limit " << r.rlim_cur);
+	return static_cast<std::size_t>(r.rlim_cur);
 }
+
+// Descriptors the public socket's connections, agents included, may never
+// take: root's socket, state and report writes, the engine and the log
+// keep working when users hold every connection they can.
+constexpr std::size_t reserved_descriptors = 64;
 
 constexpr auto first_backoff = std::chrono::milliseconds(100);
 constexpr auto last_backoff = std::chrono::milliseconds(1000);
@@ -54,7 +61,8 @@ Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
 	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
 	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
 {
-	raise_descriptor_limit();
+	std::size_t limit = raise_descriptor_limit();
+	public_most_ = limit > 2 * reserved_descriptors ? limit - reserved_descriptors : limit / 2;
 	make_dirs(public_.path.substr(0, public_.path.find_last_of('/')), 0755);
 	// Anyone may connect to the public socket; each request checks who is asking.
 	listen(public_, 0666);
@@ -115,7 +123,19 @@ void Server::admit(Listener &l, local::socket sock)
 		GOS_LOG_LIMITED(l.log, log::warning, "connection without peer credentials refused");
 		return;
 	}
-	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }};
+	ConnectionHooks hooks{nullptr, [this] { released_since_trim_ = true; }, nullptr};
+	if (!l.root_only) {
+		if (public_open_ >= public_most_) {
+			GOS_LOG_LIMITED(l.log, log::warning, public_open_ << " connections on the public socket; refused another, "
+							"keeping " << reserved_descriptors << " descriptors for root and the daemon's files");
+			return Connection::refuse(sock, -EMFILE, "the daemon holds all the connections it serves; try again later");
+		}
+		++public_open_;
+		hooks.released = [this] {
+			released_since_trim_ = true;
+			--public_open_;
+		};
+	}
 	if (!l.root_only && peer->uid != 0) {
 		std::size_t &n = connections_of_[peer->uid];
 		std::size_t cap = daemon_.config().policy.max_connections_per_uid;
@@ -125,6 +145,14 @@ void Server::admit(Listener &l, local::socket sock)
 								    " (max_connections_per_uid: " + std::to_string(cap) + ")");
 		}
 		++n;
+		hooks.held = [this, uid = peer->uid](std::int64_t delta) {
+			std::size_t &held = held_of_[uid];
+			held = static_cast<std::size_t>(static_cast<std::int64_t>(held) + delta);
+			bool ok = held <= limits_.max_held_per_uid;
+			if (!held)
+				held_of_.erase(uid);
+			return ok;
+		};
 		hooks.uncount = [this, uid = peer->uid] {
 			auto it = connections_of_.find(uid);
 			if (it != connections_of_.end() && --it->second == 0)

@@ -3,7 +3,9 @@
 //
 // The public socket (mode 0666) takes anyone: each user but root at most
 // max_connections_per_uid connections that are not agents (a job's
-// processes, which said hello, are not counted: a node's ranks may be many). The root
+// processes, which said hello, are counted per job instead, at most
+// max_agents_per_job: a node's ranks may be many), and all of them together
+// never the last reserved_descriptors of the daemon's limit. The root
 // socket beside it (proto::root_socket_of, mode 0600) has its own accept
 // loop, so that root's requests (the SPANK plugin, the epilog, the admin)
 // are never queued behind a flood of the public one; the route table still
@@ -58,7 +60,9 @@ private:
 	std::string config_path_;
 	ConnectionLimits limits_;
 	Listener public_, root_;
+	std::map<uid_t, std::size_t> held_of_;	// bytes of frames received and not yet handled, per uid
 	std::map<uid_t, std::size_t> connections_of_;	// on the public socket, neither root nor agents counted
+	std::size_t public_open_ = 0, public_most_ = 0;	// all of the public socket's, and their cap
 	bool released_since_trim_ = false;
 	boost::asio::steady_timer trim_timer_;
 	boost::asio::signal_set signals_;

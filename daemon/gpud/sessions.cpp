@@ -2,12 +2,13 @@
 
 namespace gos::gpud {
 
-SessionId SessionTable::open(const Peer &peer, std::function<void(proto::Bytes)> send)
+SessionId SessionTable::open(const Peer &peer, std::function<void(proto::Bytes)> send, std::function<void()> hang_up)
 {
 	Session &s = sessions_[++last_];
 	s.id = last_;
 	s.peer = peer;
 	s.send = std::move(send);
+	s.hang_up = std::move(hang_up);
 	return s.id;
 }
 

@@ -28,6 +28,8 @@ struct Session {
 	Peer peer;
 	// Queues bytes for the peer; never calls back into the daemon.
 	std::function<void(proto::Bytes)> send;
+	// Closes the connection later, from the loop (when its job ends); may be empty.
+	std::function<void()> hang_up;
 	// Set by HELLO: the job the process belongs to (0 before, and after the
 	// job ended) and the rank its counters go under.
 	std::uint64_t job = 0;
@@ -36,7 +38,7 @@ struct Session {
 
 class SessionTable {
 public:
-	SessionId open(const Peer &peer, std::function<void(proto::Bytes)> send);
+	SessionId open(const Peer &peer, std::function<void(proto::Bytes)> send, std::function<void()> hang_up);
 	void close(SessionId id);
 	Session *find(SessionId id);	// null once closed
 	std::vector<SessionId> of_job(std::uint64_t job) const;

@@ -204,6 +204,9 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 
 	if (!cl || !t)
 		return -EINVAL;
+	/* The count is a u32: more chunks would wrap to a small buffer. */
+	if (!pinned && n64 > GOS_CHUNKS_MAX)
+		return -EFBIG;
 	if (t->limit && t->demand + size > t->limit)
 		return -EDQUOT;
 	if (t->max_buffers && t->buffers >= t->max_buffers)

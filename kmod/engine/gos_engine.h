@@ -157,7 +157,7 @@ int gos_client_exit(struct gos_engine *eng, u32 client);
  * -EDQUOT: over the tenant's limit. -ENOBUFS: the tenant holds the most
  * buffers its cap allows. -ENOSPC: unevictable bytes beyond the tenant's
  * weighted share of the GPU (or its minimum), which would hold others below
- * their entitlement.
+ * their entitlement. -EFBIG: more chunks than one buffer counts (2^32 - 1).
  */
 int gos_alloc(struct gos_engine *eng, u32 client, u32 tenant, u64 size,
 	      u32 prio, u32 flags, struct gos_alloc_result *res);

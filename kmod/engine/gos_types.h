@@ -28,6 +28,7 @@ typedef __INT64_TYPE__ s64;
 #define EBUSY 16
 #define EEXIST 17
 #define EINVAL 22
+#define EFBIG 27
 #define ENOSPC 28
 #define ERANGE 34
 #define ENOBUFS 105

@@ -12,6 +12,7 @@
 #define GOS_WEIGHT_MAX 65535u
 /* Keeps weight * bytes inside 64 bits in the water-filling. */
 #define GOS_BYTES_MAX ((u64)1 << 48)	/* 256 TiB */
+#define GOS_CHUNKS_MAX ((u64)0xffffffffu)	/* one buffer's, in its u32 count */
 
 /* A chunk not yet placed, or being freed: counted nowhere. */
 #define GOS_CHUNK_NONE 0xff

@@ -5,6 +5,10 @@
 // daemon's handlers, so the task registration's pid and range checks and
 // hello's identity checks see any pid, job, step and uid. Job 1 step 0 is
 // registered once by root, so a task registration reaches the pid checks.
+// The fuzzer's own process is also job 1's task and says hello once: an
+// input whose first byte has bit 1 set is sent by that agent, so the agent
+// handlers meet the caps (ranks, agents, buffers, one allocation's size),
+// which the policy sets small so that inputs reach them.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -21,6 +25,18 @@
 
 namespace {
 
+gos::gpud::SessionId agent;	// the fuzzer's own process, job 1's agent
+
+template <class T>
+gos::proto::Frame frame(std::uint16_t type, const T &req)
+{
+	gos::proto::Frame f;
+	f.hdr.type = type;
+	f.hdr.seq = 1;
+	f.payload.assign(reinterpret_cast<const std::uint8_t *>(&req), reinterpret_cast<const std::uint8_t *>(&req) + sizeof req);
+	return f;
+}
+
 gos::gpud::Daemon &daemon()
 {
 	static gos::gpud::Daemon *d = [] {
@@ -32,7 +48,8 @@ gos::gpud::Daemon &daemon()
 		std::string base = dir;
 		gos::config::Config cfg = gos::config::parse_config(
 			"engine: userspace\nsocket: " + base + "/s.sock\nstate_dir: " + base + "/state\nreports: {dir: " + base +
-				"/reports}\nreserve: 0\nballoon: {enabled: false}\nsimulated_gpus:\n  - {memory: 256M}\n",
+				"/reports}\nreserve: 0\nballoon: {enabled: false}\nsimulated_gpus:\n  - {memory: 256M}\n"
+				"chunk_size: 64K\nmax_ranks_per_job: 4\nmax_agents_per_job: 2\nmax_buffers_per_job: 16\n",
 			"fuzz.yaml");
 		gos::gpud::Discovery gpus = gos::gpud::discover_gpus(cfg);
 		auto engine = gos::gpud::make_engine(cfg);
@@ -40,14 +57,14 @@ gos::gpud::Daemon &daemon()
 		gos_req_step step{};
 		step.job_id = 1;
 		step.ngpus = 1;
-		gos::proto::Frame f;
-		f.hdr.type = GOS_REQ_STEP_REGISTER;
-		f.hdr.seq = 1;
-		f.payload.assign(reinterpret_cast<const std::uint8_t *>(&step),
-				 reinterpret_cast<const std::uint8_t *>(&step) + sizeof step);
 		auto root = made->open({::getpid(), 0, 0}, [](gos::proto::Bytes) {});
-		made->handle(root, f);
+		made->handle(root, frame(GOS_REQ_STEP_REGISTER, step));
+		gos_req_task task{1, 0, static_cast<std::uint32_t>(::getpid())};
+		made->handle(root, frame(GOS_REQ_TASK_REGISTER, task));
 		made->close(root);
+		agent = made->open({::getpid(), 0, 0}, [](gos::proto::Bytes) {});
+		gos_req_hello hello{static_cast<std::uint32_t>(::getpid()), 0, 0, 1, 1};
+		made->handle(agent, frame(GOS_REQ_HELLO, hello));
 		return made;
 	}();
 	return *d;
@@ -69,11 +86,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	gos::gpud::Daemon &d = daemon();
 	// Root half the time: most requests that reach job state are root's.
 	gos::gpud::Peer caller{static_cast<pid_t>(word(data + 1)), data[0] & 1 ? 0 : word(data + 5), 0};
-	auto id = d.open(caller, [](gos::proto::Bytes) {});
+	bool as_agent = data[0] & 2;
+	auto id = as_agent ? agent : d.open(caller, [](gos::proto::Bytes) {});
 	gos::proto::Decoder dec(gos::proto::Decoder::Accepts::requests);
 	dec.feed(data + 9, size - 9);
 	while (auto f = dec.next())
 		d.handle(id, *f);
-	d.close(id);
+	if (!as_agent)
+		d.close(id);
 	return 0;
 }

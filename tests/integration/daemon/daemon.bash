@@ -1,6 +1,7 @@
 # Sourced by the daemon's bats tests: a real gpuoversubd with one simulated
 # 2 GiB GPU, in a directory of its own.
-#   daemon_up [POLICY_LINES]  starts it in D, a new directory unless set;
+#   daemon_up [POLICY_LINES]  starts it in D, a new directory unless set, with
+#                             chunk_size CHUNK (2M unless set);
 #                             policy D/p.yaml, socket D/s.sock, log D/log; sets PID
 #   daemon_down               stops it and removes D
 
@@ -11,7 +12,7 @@ daemon_up() {
 socket: $D/s.sock
 state_dir: $D/state
 reports: {dir: $D/reports}
-chunk_size: 2M
+chunk_size: ${CHUNK:-2M}
 simulated_gpus:
   - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
 ${1:-}

@@ -8,6 +8,7 @@
 load ../wait
 load ../daemon/daemon
 load hostile
+load measure
 
 FLOOD_TOOL=${BUILD:-build}/tests/tools/gos_flood
 REGISTER=${BUILD:-build}/tests/tools/gos_register
@@ -31,10 +32,6 @@ teardown() {
 	daemon_down
 }
 
-rss_kib() {
-	awk '/^VmRSS/ {print $2}' "/proc/$PID/status"
-}
-
 # Starts a neighbour's flood (gos_flood ARGS...) and waits until it is
 # under way; FLOOD is the tool's pid, which it prints.
 flood() {
@@ -53,49 +50,11 @@ stop_flood() {
 	FLOOD=
 }
 
-# 50 step registrations as root on the root socket, each ended by the epilog
-# call: sets P99 (ms) and PEAK (the daemon's largest RSS seen meanwhile, KiB).
-root_registrations() {
-	local i t0 t1 rss
-	local -a ms=()
-	PEAK=$(rss_kib)
-	for i in $(seq 1 50); do
-		t0=$(date +%s%N)
-		"$REGISTER" "$D/s.root.sock" step $((1000 + i)) 0
-		t1=$(date +%s%N)
-		ms+=($(((t1 - t0) / 1000000)))
-		"$REGISTER" "$D/s.root.sock" end $((1000 + i))
-		rss=$(rss_kib)
-		[ "$rss" -le "$PEAK" ] || PEAK=$rss
-	done
-	P99=$(printf '%s\n' "${ms[@]}" | sort -n | awk '{v[NR] = $1} END {i = int(NR * 0.99); if (i < NR * 0.99) i++; print v[i]}')
-}
-
-near() {	# RSS within 8 MiB of $1 KiB
-	[ "$(rss_kib)" -le $(($1 + 8192)) ]
-}
-
-# After a flood the daemon's memory goes back to the system (the plain
-# build's make check proves it). Under ASan (make check-sanitize) freed
-# memory stays mapped in the sanitizer's own allocator and quarantine, so
-# there only the bounds during the flood are checked.
-memory_returns() {
-	if grep -q __asan_init "${BUILD:-build}/sbin/gpuoversubd"; then
-		return 0
-	fi
-	wait_until 15 near "$RSS0"
-}
-
 # Neighbour N's `gpuoversubctl status` is refused at the per-uid cap.
 refused_at_cap() {
 	local out
 	out=$(as_neighbour "$1" "$CTL" --socket "$D/s.sock" status 2>&1) && return 1
 	[[ "$out" == *"too many connections from uid $(neighbour_uid "$1")"* ]]
-}
-
-figures() {
-	echo "# $1: root registration p99 ${P99} ms; daemon RSS ${RSS0} KiB before, ${PEAK} KiB peak during," \
-		"$(rss_kib) KiB after; log $(stat -c %s "$D/log") bytes" >&3
 }
 
 @test "3000 held connections: root registers within 1 s, another user is served, the log stays small" {

@@ -14,6 +14,25 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
   gos_agent.py SOCKET rank NODE
       Hello, then says it is MPI rank 0 of 1 on node NODE; prints "rank
       STATUS ERROR". Exits 0 if hello was accepted.
+  gos_agent.py SOCKET big SIZE N [FLAGS]
+      Hello, then N allocations of SIZE bytes with allocation FLAGS (2:
+      AGAIN); prints "big I STATUS ERROR" for each and "held N" at the end,
+      then waits for stdin to close, holding them.
+  gos_agent.py SOCKET rank-reports FRAMES COUNT
+      Hello, then FRAMES rank reports of COUNT records each, every record a
+      new rank; prints "report I STATUS ERROR" for each.
+  gos_agent.py SOCKET ranks N
+      Hello, then N RANK requests (ranks 0 to 7 in turn); prints "ranks N
+      STATUS ERROR" of the last.
+  gos_agent.py SOCKET hellos N
+      N connections that each say hello; prints "hellos ACCEPTED" and the
+      first refusal, "refused STATUS ERROR", then holds them until stdin closes.
+  gos_agent.py SOCKET unfinished N
+      N connections that each say hello and send 500 KiB of a 600 KiB rank
+      report; prints "unfinished N" and holds them until stdin closes.
+  gos_agent.py SOCKET begin RANK_REPORT
+      Without hello, begins a 600 KiB rank report (its header and 1 KiB);
+      prints the daemon's answer, "begin STATUS ERROR".
   gos_agent.py SOCKET at-pid PID USER hello [...]
       As root: places a child on exactly PID (kernel.ns_last_pid), which
       becomes USER and says hello as above. Tries until a deadline; exits 3
@@ -31,8 +50,9 @@ ABI_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inclu
 with open(ABI_H) as abi:	# the version the daemon built from this tree speaks
     VERSION = int(re.search(r"#define GOS_WIRE_VERSION (\d+)", abi.read()).group(1))
 MAGIC, REPLY = 0x31534F47, 0x100
-HELLO, ALLOC, FREE, STATS, RANK = 1, 2, 3, 7, 17
+HELLO, ALLOC, FREE, STATS, RANK, RANK_REPORT = 1, 2, 3, 7, 17, 18
 NAME_LEN = 64
+RANK_RECORD = struct.Struct("<iiII64s9Q")
 HDR = struct.Struct("<IHHII")
 REP = struct.Struct("<iI128s")
 
@@ -113,6 +133,86 @@ def rank(path, node):
     return 0
 
 
+def big(path, size, n, flags):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    held = 0
+    for i in range(n):
+        status, error, _ = call(sock, ALLOC, struct.pack("<IIIIQ", 0, 0, flags, 0, size))
+        print("big", i, status, error, flush=True)
+        held += status == 0
+    print("held", held, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def rank_reports(path, frames, count):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    for i in range(frames):
+        records = b"".join(RANK_RECORD.pack(i * count + r, 0, os.getpid(), 1, b"node", *[1] * 9)
+                           for r in range(count))
+        status, error, _ = call(sock, RANK_REPORT, struct.pack("<II", count, 0) + records)
+        print("report", i, status, error, flush=True)
+    return 0
+
+
+def ranks(path, n):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    for i in range(n):
+        status, error, _ = call(sock, RANK, struct.pack("<iiII64s", i % 8, 0, n, 0, b"node"))
+    print("ranks", n, status, error, flush=True)
+    return 0
+
+
+def hellos(path, n):
+    held, refusal = [], None
+    for _ in range(n):
+        sock = connect(path)
+        status, error, _ = call(sock, HELLO, struct.pack("<IiiIQ", os.getpid(), -1, -1, 1, 0))
+        if status == 0:
+            held.append(sock)
+        elif refusal is None:
+            refusal = (status, error)
+    print("hellos", len(held), flush=True)
+    if refusal:
+        print("refused", *refusal, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def unfinished(path, n):
+    held = []
+    count = 4000
+    for _ in range(n):
+        sock = connect(path)
+        if hello(sock):
+            return 1
+        try:
+            sock.sendall(HDR.pack(MAGIC, VERSION, RANK_REPORT, 2, 8 + count * RANK_RECORD.size) + b"\0" * (500 << 10))
+        except OSError:
+            pass	# cut off: the daemon's answer
+        held.append(sock)
+    print("unfinished", n, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def begin(path):
+    sock = connect(path)
+    count = 4000
+    sock.sendall(HDR.pack(MAGIC, VERSION, RANK_REPORT, 1, 8 + count * RANK_RECORD.size) + b"\0" * 1024)
+    hdr = recv(sock, HDR.size)
+    body = recv(sock, HDR.unpack(hdr)[4])
+    status, _, error = REP.unpack(body[:REP.size])
+    print("begin", status, error.split(b"\0")[0].decode(), flush=True)
+    return 0
+
+
 def at_pid(path, pid, user, args):
     who = pwd.getpwnam(user)
     deadline = time.monotonic() + 20
@@ -145,6 +245,18 @@ def main(argv):
         return allocs(argv[1], int(argv[3]))
     if len(argv) == 4 and argv[2] == "rank":
         return rank(argv[1], argv[3])
+    if len(argv) in (5, 6) and argv[2] == "big":
+        return big(argv[1], int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) == 6 else 0)
+    if len(argv) == 5 and argv[2] == "rank-reports":
+        return rank_reports(argv[1], int(argv[3]), int(argv[4]))
+    if len(argv) == 4 and argv[2] == "hellos":
+        return hellos(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "unfinished":
+        return unfinished(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "begin" and argv[3] == "RANK_REPORT":
+        return begin(argv[1])
+    if len(argv) == 4 and argv[2] == "ranks":
+        return ranks(argv[1], int(argv[3]))
     if len(argv) >= 6 and argv[2] == "at-pid" and argv[5] == "hello":
         return at_pid(argv[1], int(argv[3]), argv[4], argv[6:])
     print(__doc__, file=sys.stderr)

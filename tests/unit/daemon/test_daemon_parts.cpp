@@ -73,6 +73,8 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(none.start.lend_backoff_ns == defaults.lend_backoff_ns);
 	BOOST_TEST(none.start.lend_backoff_max_ns == defaults.lend_backoff_max_ns);
 	BOOST_TEST(gpud::engine_config(lending.start).lend_backoff_max_ns == 60'000'000'000u);
+	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_ranks_per_job == 1024u);
+	BOOST_TEST(config::parse_config("max_ranks_per_job: 8\n", "r.yaml").policy.max_ranks_per_job == 8u);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -104,6 +106,9 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"lending: {backoff: soon}\n", "p.yaml:1:20: 'lending.backoff' must be a duration such as 500ms"},
 		{"lending: {backoff: 2s, backoff_max: 1s}\n", "p.yaml:1:1: 'lending.backoff_max' must not be shorter than 'lending.backoff'"},
 		{"lending: {after: 1s}\n", "p.yaml:1:18: unknown key 'after' in 'lending'; use backoff or backoff_max"},
+		{"state_dir: /var/lib/g\nreports: {dir: /var/lib/g/}\n",
+		 "p.yaml:1:1: 'state_dir' and 'reports.dir' are the same directory (/var/lib/g); job records and reports"},
+		{"max_ranks_per_job: 100000\n", "p.yaml:1:20: 'max_ranks_per_job' must be a number from 1 to 65536"},
 	};
 	for (auto &c : cases) {
 		std::string got = config_error(c.yaml);

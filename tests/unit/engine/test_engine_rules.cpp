@@ -652,3 +652,20 @@ BOOST_AUTO_TEST_CASE(without_the_backoff_every_cycle_moves_the_loan)
 	gos_engine *other = nullptr;
 	BOOST_TEST(gos_engine_create(&bad, &other) == -EINVAL);
 }
+
+// Issue 24, finding 3: 2^48 - 1 bytes in 64 KiB chunks is 2^32 chunks, which
+// a u32 count wrapped to a buffer of none. Refused, and nothing is held.
+BOOST_AUTO_TEST_CASE(a_buffer_of_more_chunks_than_its_count_holds_is_refused)
+{
+	gos_config cfg = Harness::defaults();
+	cfg.chunk_size = 64 * 1024;
+	Harness h(cfg);
+	h.gpu(1 * GiB);
+	auto a = h.tenant();
+	auto ca = h.client();
+	gos_alloc_result r{};
+	BOOST_TEST(gos_alloc(h.eng(), ca, a, (1ULL << 48) - 1, 8, 0, &r) == -EFBIG);
+	BOOST_TEST(h.stats(a).demand == 0u);
+	BOOST_TEST(h.stats(a).buffers == 0u);
+	h.check_at_rest();
+}
