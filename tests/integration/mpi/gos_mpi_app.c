@@ -3,7 +3,7 @@
  * through the CUDA driver API (the fake driver in CI) and gpuoversub's API
  * through dlsym, as a real application would.
  *   gos_mpi_app basic          16 MiB per rank, one exchange, data checked
- *   gos_mpi_app pressure MIB   rank 0 holds a cold and a hot buffer of MIB
+ *   gos_mpi_app pressure MIB   local rank 0 of each node holds a cold and a hot buffer of MIB
  *                              each plus MIB more on its GPU, waits for advice
  *   gos_mpi_app hold SEC       allocate, then barriers for SEC seconds
  * Every rank prints "rank R ..." lines on stdout; exit 0 on success.
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "pressure")) {
 		size_t bytes = (argc > 2 ? strtoull(argv[2], NULL, 10) : 96) * MiB;
 		CUdeviceptr cold = 0, hot = 0, more = 0;
-		if (rank == 0) {
+		if (local == 0) {
 			int (*on)(gpuoversub_advice_fn, void *) =
 				(int (*)(gpuoversub_advice_fn, void *))dlsym(RTLD_DEFAULT, "gpuoversub_on_advice");
 			int (*prio)(const void *, size_t, int) =
@@ -144,14 +144,14 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 200 && !advised; i++)
 				usleep(50000);
 			if (advised)
-				printf("rank 0 advice rank %d local %d action %u pinned %llu ngpus %u headroom %llu "
+				printf("rank %d advice rank %d local %d action %u pinned %llu ngpus %u headroom %llu "
 				       "oversubscribed_ms %llu\n",
-				       last_advice.rank, last_advice.local_rank, last_advice.action,
+				       rank, last_advice.rank, last_advice.local_rank, last_advice.action,
 				       (unsigned long long)(last_advice.pinned_bytes / MiB), last_advice.ngpus,
 				       (unsigned long long)(last_advice.ngpus ? last_advice.headroom[0].bytes / MiB : 0),
 				       (unsigned long long)(last_advice.oversubscribed_ns / 1000000));
 			else
-				printf("rank 0 no advice\n");
+				printf("rank %d no advice\n", rank);
 			/* More pressure after the pinning: the cold buffer goes first. */
 			CUdeviceptr extra = alloc_filled(bytes / 2, 4);
 			residency("cold", cold, bytes);

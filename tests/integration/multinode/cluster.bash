@@ -109,6 +109,7 @@ node_files() {
 	mkdir -p "$n"/{run,state,reports,pmix}
 	gos_policy "$GOS_DIR/node/run/gpuoversubd.sock" "$GOS_DIR/node/state" "$GOS_DIR/node/reports" true \
 		0000:17:00.0 0000:65:00.0 >"$n/gpuoversub.yaml"
+	echo 'advice: {persist: 1s}' >>"$n/gpuoversub.yaml"	# MPI advice within a test's time
 }
 
 node_daemon_start() {

@@ -158,6 +158,55 @@ PY
 	missing_is "$id" '[]'	# and every node's part is in AdminComment
 }
 
+# mpirun inside an allocation of three nodes starts its daemons on the
+# other nodes through srun (Open MPI's plm/slurm): no ssh. Six ranks, two a
+# node, each on its node's GPU of its local rank, whole GPUs (gpu:2).
+mpirun_job() {
+	on_head sbatch --parsable -N3 -n6 --gres=gpu:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun -n 6 --oversubscribe $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
+}
+
+@test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	id=$(mpirun_job basic)
+	[ "$(job_end "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	cat "$GOS_DIR/out-$id.txt"
+	[ "$(grep -c '^rank [0-5] of 6 local [01] ok$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
+	[ "$(grep '^rank [0-5] exchange ' "$GOS_DIR/out-$id.txt" | cut -d' ' -f4- | sort -u | wc -l)" -eq 1 ]
+	grep '^rank 0 exchange ' "$GOS_DIR/out-$id.txt" | grep -q ' 0:1:1.00:[0-9]* .* 5:1:1.00:[0-9]*$'
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.json" <<'PY'
+import json, sys
+ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
+assert sorted((r["rank"], r["node"]) for r in ranks) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2"), (4, "n3"), (5, "n3")], ranks
+assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
+PY
+	missing_is "$id" '[]'
+}
+
+@test "advice reaches a rank on every node: each node's oversubscribed rank is advised and its cold buffer pinned and evicted first" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	# Local rank 0 on each node overfills its GPU (3 x 96 MiB on 256 MiB).
+	id=$(mpirun_job pressure 96)
+	[ "$(job_end "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	cat "$GOS_DIR/out-$id.txt"
+	for r in 0 2 4; do
+		grep -q "^rank $r advice rank $r local 0 action 2 pinned 96 " "$GOS_DIR/out-$id.txt"
+		[ "$(sed -n "s/^rank $r where cold [0-9]* \([0-9]*\)$/\1/p" "$GOS_DIR/out-$id.txt")" -gt 0 ]	# pinned buffer left
+		[ "$(sed -n "s/^rank $r where hot [0-9]* \([0-9]*\)$/\1/p" "$GOS_DIR/out-$id.txt")" -eq 0 ]	# hot one stayed
+	done
+	[ "$(grep -c '^rank [0-5] of 6 local [01] ok$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
+	# Every rank sees each node's pressed rank and its neighbour's headroom.
+	[ "$(grep -c '^rank [0-5] exchange [0-9a-f]* 0:1:1\.[1-9][0-9]*:0 1:1:1.00:248 2:1:1\.[1-9][0-9]*:0 3:1:1.00:248 4:1:1\.[1-9][0-9]*:0 5:1:1.00:248$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
+	# Each node's report counts the advice its own rank got.
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.json" <<'PY'
+import json, sys
+r = {x["rank"]: x for x in json.load(open(sys.argv[1]))["mpi_ranks"]}
+assert sorted((x["rank"], x["node"]) for x in r.values()) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2"), (4, "n3"), (5, "n3")], r
+assert all(r[i]["advice"] >= 1 and r[i]["pinned_bytes"] == 96 << 20 for i in (0, 2, 4)), r
+assert all(r[i]["advice"] == 0 and r[i]["pinned_bytes"] == 0 for i in (1, 3, 5)), r
+PY
+}
+
 # A batch job whose node fails is requeued (JobRequeue): Slurm still takes
 # AdminComment updates then, as it does not once a job has finished (with
 # --no-requeue, NODE_FAIL ends the job and the other nodes' parts stay in
