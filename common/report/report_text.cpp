@@ -42,6 +42,25 @@ std::string node_and_gpus(const nlohmann::json &r)
 	return s;
 }
 
+std::string restarts_text(const nlohmann::json &r)
+{
+	std::ostringstream s;
+	for (const auto &x : r.value("daemon_restarts", nlohmann::json::array())) {	// none before 2026-11
+		s << "  gpuoversubd restarted at " << escaped(x["at"].get<std::string>()) << ":";
+		const char *sep = " ";
+		for (const auto &g : x["gpus"]) {
+			bool kept = g["counters"] == "kept";
+			s << sep << "GPU " << g["gpu"].get<unsigned>() << " (" << escaped(g["pci_bus_id"].get<std::string>())
+			  << ") " << (kept ? "kept its counters" : "counters restarted from the saved record");
+			sep = "; ";
+		}
+		s << "\n";
+	}
+	if (std::uint64_t more = r.value("daemon_restarts_omitted", std::uint64_t{0}))
+		s << "  and " << more << " more restart(s)\n";
+	return s.str();
+}
+
 std::string report_summary(const nlohmann::json &r)
 {
 	std::ostringstream s;
@@ -59,6 +78,7 @@ std::string report_summary(const nlohmann::json &r)
 	s << "  throttled " << r["throttle_events"].get<std::uint64_t>() << " times, advice given "
 	  << r["advice_events"].get<std::uint64_t>() << " times\n";
 	s << weights_text(r);
+	s << restarts_text(r);
 	for (const auto &rk : r["ranks"])
 		s << "  " << who_ran(rk) << ": "
 		  << rk["allocs"].get<std::uint64_t>() << " allocations, " << format_bytes(rk["bytes_allocated"])

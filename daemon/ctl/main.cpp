@@ -153,6 +153,7 @@ void print_report(const json &r)
 	std::printf("  throttled %llu time(s), advice %llu time(s)\n", r["throttle_events"].get<unsigned long long>(),
 		    r["advice_events"].get<unsigned long long>());
 	std::fputs(gos::gpud::weights_text(r).c_str(), stdout);
+	std::fputs(gos::gpud::restarts_text(r).c_str(), stdout);
 	for (const auto &k : r["ranks"])
 		std::printf("  %s: %llu allocations, %s allocated, %s evicted, %s returned\n", gos::gpud::who_ran(k).c_str(),
 			    k["allocs"].get<unsigned long long>(),

@@ -133,7 +133,8 @@ nlohmann::json to_json(const Job &job)
 		{"steps", job.steps}, {"tasks", job.tasks}, {"cgroup", job.cgroup}, {"engine_instance", job.engine_instance},
 		{"registered", job.registered}, {"started", job.started}, {"ended", job.ended}, {"end_reason", job.end_reason},
 		{"latency_buckets", job.latency.buckets}, {"ranks", job.ranks}, {"advice_events", job.advice_events},
-		{"mpi_ranks_omitted", job.mpi_ranks_omitted}};
+		{"mpi_ranks_omitted", job.mpi_ranks_omitted}, {"restarts", job.restarts},
+		{"restarts_omitted", job.restarts_omitted}};
 }
 
 nlohmann::json mpi_rank_list(const Job &job)
@@ -184,6 +185,8 @@ Job job_from_json(const nlohmann::json &j)
 	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");
 	job.mpi_ranks_omitted = j.value("mpi_ranks_omitted", std::uint64_t{0});
+	job.restarts = j.value("restarts", std::vector<DaemonRestart>{});	// from before they were kept: none
+	job.restarts_omitted = j.value("restarts_omitted", std::uint64_t{0});
 	// In the record itself before they had a file of their own.
 	for (const MpiRank &r : j.value("mpi_ranks", nlohmann::json::array()).get<std::vector<MpiRank>>())
 		job.mpi_ranks[r.rank] = r;

@@ -49,9 +49,14 @@ void JobLedger::resume()
 		}
 		forget_tasks(job);	// pids that may name other processes now
 		job.resumed = true;
-		tenants_.adopt(job);
+		DaemonRestart restart{unix_now(), tenants_.adopt(job)};
+		if (job.restarts.size() < Job::max_restarts_kept)
+			job.restarts.push_back(std::move(restart));
+		else
+			job.restarts_omitted++;
 		tenants_.ensure(job);
 		tenants_.bind(job);
+		save(job);	// a second restart must still know of this one
 		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
 							   << job.tasks.size() << " task(s)");
 	}

@@ -41,6 +41,25 @@ std::string node_name()
 	return name.substr(0, name.find('.'));
 }
 
+// What this node lost to its daemon's restarts under the job: per GPU,
+// "kept" (the engine's tenant outlived the daemon) or "saved_record" (its
+// counters restarted from the record saved before the restart).
+nlohmann::json restart_list(const Job &job, const std::vector<Gpu> &gpus)
+{
+	nlohmann::json out = nlohmann::json::array();
+	for (const DaemonRestart &r : job.restarts) {
+		nlohmann::json per_gpu = nlohmann::json::array();
+		for (std::size_t i = 0; i < r.kept.size() && i < job.gpus.size(); i++) {
+			std::uint32_t g = job.gpus[i].node_gpu;
+			per_gpu.push_back({{"gpu", g},
+					   {"pci_bus_id", g < gpus.size() ? gpus[g].pci_bus_id : ""},
+					   {"counters", r.kept[i] ? "kept" : "saved_record"}});
+		}
+		out.push_back({{"at", iso_time(r.at)}, {"gpus", per_gpu}});
+	}
+	return out;
+}
+
 } // namespace
 
 nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
@@ -92,7 +111,9 @@ nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> 
 		{"gpus", per_gpu},
 		{"ranks", job.ranks},
 		{"mpi_ranks", mpi_rank_list(job)},
-		{"mpi_ranks_omitted", job.mpi_ranks_omitted}};
+		{"mpi_ranks_omitted", job.mpi_ranks_omitted},
+		{"daemon_restarts", restart_list(job, gpus)},
+		{"daemon_restarts_omitted", job.restarts_omitted}};
 }
 
 std::string report_path(const std::string &dir, std::uint64_t job)

@@ -26,8 +26,9 @@ void TenantBook::ensure(Job &job)
 // daemon (the kernel's, same module load) and each is on its GPU.
 // Otherwise their last saved counters join the base, and ensure makes new
 // ones.
-void TenantBook::adopt(Job &job)
+std::vector<bool> TenantBook::adopt(Job &job)
 {
+	std::vector<bool> kept(job.gpus.size(), false);
 	bool same_engine = engine_.instance() && job.engine_instance == engine_.instance();
 	for (std::uint32_t i = 0; i < job.gpus.size(); i++) {
 		JobGpu &g = job.gpus[i];
@@ -37,12 +38,14 @@ void TenantBook::adopt(Job &job)
 			owner_[g.tenant] = {job.id, i};
 			GOS_LOG(log::info, "state: job " << job.id << " keeps tenant " << g.tenant << " on GPU " << g.node_gpu
 							 << " with " << format_bytes(st.demand) << " allocated");
+			kept[i] = true;
 			continue;
 		}
 		g.base.add(g.live);
 		g.live = {};
 		g.tenant = 0;
 	}
+	return kept;
 }
 
 // In the kernel: ones made just before a crash saved their record, or left

@@ -27,8 +27,9 @@ public:
 	// A tenant for each of the job's GPUs without one; throws if the engine refuses.
 	void ensure(Job &job);
 	// After a restart: keeps the job's tenants if the engine outlived the
-	// daemon; otherwise folds their last counters into the base.
-	void adopt(Job &job);
+	// daemon; otherwise folds their last counters into the base. Whether
+	// each GPU's tenant was kept, in the job's GPU order.
+	std::vector<bool> adopt(Job &job);
 	// Removes the engine's tenants that no job record names.
 	void sweep_unowned();
 	// A tenant whose job ended: removed, or kept at the lowest weight while

@@ -117,7 +117,7 @@ assert o["runs"] == 2 and o["missing"] == [], o
 assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
 }
 
-@test "one node's gpuoversubd killed mid-job and restarted: the job completes, every node has its part, none keeps the job" {
+@test "one node's gpuoversubd killed mid-job and restarted: the job completes, every node has its part, none keeps the job, and that node's report says what it lost" {
 	id=$(job_on 3 4 --gres=shard:1)
 	wait_until 30 eval "[ -n \"\$(weights_on n2 $id)\" ]"
 	node_daemon_kill n2 KILL
@@ -136,6 +136,20 @@ assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missin
 	for n in n1 n2 n3; do
 		wait_until 10 eval "[ \"\$(ctl_on $n --json jobs)\" = '[]' ]"	# no stale job on any node
 	done
+	# n2's report says what n2 lost: its daemon restarted, and its GPU's
+	# counters restarted from the saved record (the simulated engine died
+	# with the daemon). The other nodes' say nothing of the kind.
+	python3 - "$GOS_DIR/nodes" "$id" <<'PY'
+import json, sys
+r = {n: json.load(open("%s/%s/reports/job-%s.json" % (sys.argv[1], n, sys.argv[2]))) for n in ("n1", "n2", "n3")}
+lost = r["n2"]["daemon_restarts"]
+assert len(lost) == 1 and lost[0]["at"] >= r["n2"]["started"], r["n2"]
+assert lost[0]["gpus"] == [{"gpu": 0, "pci_bus_id": "0000:17:00.0", "counters": "saved_record"}], lost
+assert r["n1"]["daemon_restarts"] == [] and r["n3"]["daemon_restarts"] == [], r
+PY
+	run ctl_on n2 report "$id"
+	echo "$output"
+	[[ "$output" == *"gpuoversubd restarted at 20"*": GPU 0 (0000:17:00.0) counters restarted from the saved record"* ]]
 }
 
 @test "srun --mpi=pmix across three nodes: one exchange table of every rank's headroom on every rank, and rank 0's gather covers every node" {
@@ -159,11 +173,12 @@ PY
 }
 
 # mpirun inside an allocation of three nodes starts its daemons on the
-# other nodes through srun (Open MPI's plm/slurm): no ssh. Six ranks, two a
-# node, each on its node's GPU of its local rank, whole GPUs (gpu:2).
+# other nodes through srun (Open MPI's plm/slurm, named so that a fallback
+# to ssh fails here). Six ranks, two a node, each on its node's GPU of its
+# local rank, whole GPUs (gpu:2).
 mpirun_job() {
 	on_head sbatch --parsable -N3 -n6 --gres=gpu:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun -n 6 --oversubscribe $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --oversubscribe $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
 }
 
 @test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {
