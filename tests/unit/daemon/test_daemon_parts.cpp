@@ -372,7 +372,22 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	BOOST_TEST(h.percentile_us(0.5) < 15.0);
 	BOOST_TEST(h.percentile_us(0.999) >= 10'000.0);
 
+	// A daemon restart under the job: its record keeps what each GPU lost,
+	// and the report and its summary say so.
+	j.restarts = {{1764108000, {true, false}}};
+	j.restarts_omitted = 2;
+	back = gpud::job_from_json(nlohmann::json::parse(gpud::to_json(j).dump()));
+	BOOST_TEST(back.restarts.size() == 1u);
+	BOOST_TEST((back.restarts[0].kept == std::vector<bool>{true, false}));
+	BOOST_TEST(back.restarts_omitted == 2u);
+
 	auto rep = gpud::build_report(back, {}, {});
+	BOOST_TEST(rep["daemon_restarts"][0]["at"] == "2025-11-25T22:00:00Z");
+	BOOST_TEST(rep["daemon_restarts"][0]["gpus"][1]["gpu"] == 3u);
+	BOOST_TEST(rep["daemon_restarts"][0]["gpus"][1]["counters"] == "saved_record");
+	BOOST_TEST(gpud::report_summary(rep).find("gpuoversubd restarted at 2025-11-25T22:00:00Z: GPU 0 () kept its counters; "
+						  "GPU 3 () counters restarted from the saved record\n  and 2 more restart(s)\n") !=
+		   std::string::npos);
 	BOOST_TEST(rep["bytes_evicted"] == 123u);
 	BOOST_TEST(rep["ranks"].size() == 1u);
 	BOOST_TEST(gpud::report_summary(rep).find("gpuoversub report for job 77") == 0u);
