@@ -5,7 +5,10 @@
 
 #include <cstdio>
 #include <ctime>
-#include <regex>
+#include <cctype>
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <sstream>
 
 #include <unistd.h>
@@ -141,11 +144,38 @@ std::optional<uid_t> stored_report_owner(const std::string &path)
 	char head[96];
 	ssize_t n = ::read(fd, head, sizeof head);
 	::close(fd);
-	static const std::regex start(R"(^\{\s*"job": [0-9]+,\s*"uid": ([0-9]{1,10}),)");
-	std::cmatch m;
-	if (n <= 0 || !std::regex_search(static_cast<const char *>(head), static_cast<const char *>(head) + n, m, start))
+	if (n <= 0)
 		return std::nullopt;
-	return static_cast<uid_t>(std::stoull(m[1].str()));
+	// write_report's own start, {"job": N, "uid": U, ...; anything else is
+	// not a report this daemon wrote for an owner.
+	std::string_view rest(head, static_cast<std::size_t>(n));
+	auto skip_space = [&] {
+		while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front())))
+			rest.remove_prefix(1);
+	};
+	auto take = [&](std::string_view word) {
+		skip_space();
+		if (!rest.starts_with(word))
+			return false;
+		rest.remove_prefix(word.size());
+		return true;
+	};
+	auto number = [&](std::size_t most) -> std::optional<std::uint64_t> {
+		std::uint64_t v = 0;
+		std::size_t digits = 0;
+		for (; digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])); digits++)
+			v = v * 10 + static_cast<std::uint64_t>(rest[digits] - '0');
+		if (digits == 0 || digits > most)
+			return std::nullopt;
+		rest.remove_prefix(digits);
+		return v;
+	};
+	if (!take("{") || !take("\"job\": ") || !number(20) || !take(",") || !take("\"uid\": "))
+		return std::nullopt;
+	auto uid = number(10);
+	if (!uid || *uid > UINT32_MAX || !take(","))
+		return std::nullopt;
+	return static_cast<uid_t>(*uid);
 }
 
 } // namespace gos::gpud
