@@ -29,6 +29,7 @@ setup_file() {
 	export BUILD=${BUILD:-build} GOS_PACKAGED=1
 	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
 	PKG_DIR=$(mktemp -d /tmp/gos-packages-XXXXXX)
+	chmod 0755 "$PKG_DIR"	# the private Slurm's munged, as user munge, reaches its directory below
 	export PKG_DIR GOS_SYSTEMD_STATE=$PKG_DIR/systemd
 	# What every job inherits (sbatch exports the submitter's environment).
 	export LD_LIBRARY_PATH=$(realpath "$BUILD/tests/fakecuda") FAKECUDA_MEMORY=256M \
