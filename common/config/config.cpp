@@ -294,7 +294,7 @@ void Loader::load(Config &cfg)
 		else if (key == start_key::chunk_size) {
 			cfg.start.chunk_size = size(v, key, 64 << 10);
 			if (cfg.start.chunk_size > (1ULL << 30) || cfg.start.chunk_size % 4096)
-				fail(v, "'chunk_size' must be at most 1G and a multiple of 4K");
+				fail(v, "'" + key + "' must be at most 1G and a multiple of 4K");
 		} else if (key == start_key::random_chunks)
 			cfg.start.random_chunks = choice<bool>(v, key, {{"priority", false}, {"random", true}});
 		else if (key == "return_interval")
