@@ -15,6 +15,7 @@
 #include "daemon/gpud/daemon.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
+#include "common/status/status.hpp"
 
 namespace gpud = gos::gpud;
 namespace fs = std::filesystem;
@@ -127,12 +128,12 @@ std::vector<gpud::Gpu> fixed_gpus()
 }
 
 // The report as the daemon finishes it: with the job's weights, from n1.
-nlohmann::json fixed_report()
+gos::report::Report fixed_report()
 {
 	gpud::Job j = fixed_job();
-	nlohmann::json rep = gpud::build_report(j, {}, fixed_gpus());
-	rep["weights"] = gpud::weights_json(gos::config::Config{}, j, {});
-	rep["node"] = "n1";	// the host's name otherwise
+	gos::report::Report rep = gpud::build_report(j, {}, fixed_gpus());
+	rep.weights = gpud::weights_json(gos::config::Config{}, j, {}).get<std::vector<gos::report::GpuWeight>>();
+	rep.node = "n1";	// the host's name otherwise
 	return rep;
 }
 
@@ -220,5 +221,62 @@ BOOST_AUTO_TEST_CASE(the_stored_report_keeps_its_form)
 
 BOOST_AUTO_TEST_CASE(the_report_reply_keeps_its_form)
 {
-	check_golden("report-reply.json", pretty(fixed_report().dump()));
+	check_golden("report-reply.json", pretty(nlohmann::json(fixed_report()).dump()));
+}
+
+// Reports stored by the release before the typed report (the golden file,
+// written by that release's writer) read whole, and write back the same.
+BOOST_AUTO_TEST_CASE(a_stored_report_of_the_previous_release_reads_whole)
+{
+	auto stored = read_file(golden_dir / "report-stored.json");
+	auto r = nlohmann::json::parse(stored).get<gos::report::Report>();
+	BOOST_TEST(r.job == 77u);
+	BOOST_TEST(r.gpus.size() == 2u);
+	BOOST_TEST(r.gpus[1].pci_bus_id == "0000:13:00.0");
+	BOOST_TEST(r.gpus[1].bytes_evicted == 384 * MiB);
+	BOOST_TEST(r.daemon_restarts.at(0).gpus.at(0).kept);
+	BOOST_TEST(r.weights.has_value());
+	BOOST_TEST(r.mpi_ranks.at(0).node == "n1");
+	BOOST_TEST(gos::report::stored_report_text(r) == stored);
+	BOOST_TEST(gos::report::report_summary(r) == read_file(golden_dir / "report-summary.txt"));
+}
+
+// A field a report lacks (written before the field was added) reads as its
+// default; one a reader does not know (a later release's) is ignored.
+BOOST_AUTO_TEST_CASE(older_and_newer_reports_read)
+{
+	auto j = nlohmann::json::parse(read_file(golden_dir / "report-stored.json"));
+	for (const char *added : {"node", "weights", "mpi_ranks", "mpi_ranks_omitted", "daemon_restarts",
+				  "daemon_restarts_omitted", "end_reason"})
+		j.erase(added);
+	j["a_later_field"] = {{"x", 1}};
+	auto r = j.get<gos::report::Report>();
+	BOOST_TEST(r.node.empty());
+	BOOST_TEST(!r.weights.has_value());
+	BOOST_TEST(r.daemon_restarts.empty());
+	BOOST_TEST(r.bytes_evicted == 480 * MiB);
+	std::string text = gos::report::report_summary(r);
+	BOOST_TEST(text.find("gpuoversub report for job 77, GPU 0 (0000:10:00.0)") == 0u, text);
+	BOOST_TEST(text.find("weight") == std::string::npos, text);
+	BOOST_TEST(nlohmann::json(r).count("a_later_field") == 0u);
+
+	// No job, or a field of another type: no report.
+	auto no_job = j;
+	no_job.erase("job");
+	BOOST_CHECK_THROW(no_job.get<gos::report::Report>(), nlohmann::json::exception);
+	auto wrong = j;
+	wrong["bytes_evicted"] = "lots";
+	BOOST_CHECK_THROW(wrong.get<gos::report::Report>(), nlohmann::json::exception);
+}
+
+// gpuoversubctl reads STATUS and JOBS as the daemon writes them.
+BOOST_AUTO_TEST_CASE(status_and_jobs_read_back_the_same)
+{
+	auto status = nlohmann::json::parse(read_file(golden_dir / "status.json")).get<gos::status::Status>();
+	BOOST_TEST(status.gpus.at(1).tenants.at(0).job == 7u);
+	BOOST_TEST(status.gpus.at(1).tenants.at(0).weight() == 1.0);
+	BOOST_TEST(pretty(nlohmann::json(status).dump()) == read_file(golden_dir / "status.json"));
+	auto jobs = nlohmann::json::parse(read_file(golden_dir / "jobs.json")).get<std::vector<gos::status::JobStatus>>();
+	BOOST_TEST(jobs.at(0).gpus == std::vector<std::uint32_t>{1});
+	BOOST_TEST(pretty(nlohmann::json(jobs).dump()) == read_file(golden_dir / "jobs.json"));
 }
