@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +49,17 @@ json ask(const std::string &socket, std::uint16_t type, const void *payload = nu
 	if (rep.status < 0)
 		throw gos::proto::ProtocolError(rep.error.empty() ? std::strerror(-rep.status) : rep.error);
 	return json::parse(rep.body.begin(), rep.body.end());
+}
+
+// The daemon's reply in its struct (report.hpp, status.hpp), or why not.
+template <class T>
+T reply_as(const json &reply, const std::string &what)
+{
+	try {
+		return reply.get<T>();
+	} catch (const json::exception &e) {
+		throw std::runtime_error("the daemon's " + what + " is not one this gpuoversubctl reads: " + e.what());
+	}
 }
 
 std::string gib(const json &v)
@@ -184,11 +196,11 @@ int main(int argc, char **argv)
 		json out;
 		if (cmd == "status" && optind == argc) {
 			out = ask(socket, GOS_REQ_STATUS);
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(out.get<gos::status::Status>());
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(reply_as<gos::status::Status>(out, "status"));
 		} else if (cmd == "jobs" && optind == argc) {
 			out = ask(socket, GOS_REQ_JOBS);
 			as_json ? void(std::cout << out.dump(2) << "\n")
-				: print_jobs(out.get<std::vector<gos::status::JobStatus>>());
+				: print_jobs(reply_as<std::vector<gos::status::JobStatus>>(out, "job list"));
 		} else if ((cmd == "report" || cmd == "explain") && optind + 1 == argc) {
 			char *end = nullptr;
 			gos_req_job req{std::strtoull(argv[optind], &end, 10)};
@@ -204,7 +216,7 @@ int main(int argc, char **argv)
 					out["job_wide"] = wide.ours;
 				std::cout << out.dump(2) << "\n";
 			} else {
-				cmd == "report" ? print_report(out.get<gos::report::Report>()) : print_explain(out);
+				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report")) : print_explain(out);
 				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
 			}
 		} else {
