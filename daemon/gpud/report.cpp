@@ -76,18 +76,18 @@ report::GpuPart gpu_part(const JobGpu &jg, const CounterBase &c, const std::vect
 report::Report build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
 {
 	report::Report r;
-	CounterBase total;
+	decltype(CounterBase::oversub_ns) oversub_ns = 0;	// the longest of any GPU
 	for (std::size_t i = 0; i < job.gpus.size(); i++) {
 		CounterBase c = job.gpus[i].base;
 		if (i < live.size())
 			c.add(CounterBase::of(live[i]));
 		r.gpus.push_back(gpu_part(job.gpus[i], c, gpus));
-		total.bytes_evicted += c.bytes_evicted;
-		total.evictions += c.evictions;
-		total.bytes_returned += c.bytes_returned;
-		total.returns += c.returns;
-		total.oversub_ns = std::max(total.oversub_ns, c.oversub_ns);
-		total.throttle_events += c.throttle_events;
+		r.bytes_evicted += c.bytes_evicted;
+		r.evictions += c.evictions;
+		r.bytes_returned += c.bytes_returned;
+		r.returns += c.returns;
+		oversub_ns = std::max(oversub_ns, c.oversub_ns);
+		r.throttle_events += c.throttle_events;
 		r.peak_device_bytes += c.peak_resident;
 		r.peak_host_bytes += c.peak_host;
 	}
@@ -102,13 +102,8 @@ report::Report build_report(const Job &job, const std::vector<gos_tenant_stats> 
 	r.started = iso_time(job.started);
 	r.ended = iso_time(job.ended);
 	r.end_reason = job.end_reason;
-	r.bytes_evicted = total.bytes_evicted;
-	r.evictions = total.evictions;
-	r.bytes_returned = total.bytes_returned;
-	r.returns = total.returns;
-	r.oversubscribed_s = static_cast<double>(total.oversub_ns) / 1e9;
+	r.oversubscribed_s = static_cast<double>(oversub_ns) / 1e9;
 	r.alloc_latency_us = {job.latency.percentile_us(0.5), job.latency.percentile_us(0.99), job.latency.count()};
-	r.throttle_events = total.throttle_events;
 	r.advice_events = job.advice_events;
 	// The job's record and the report name these fields alike.
 	r.ranks = nlohmann::json(job.ranks).get<std::vector<report::Rank>>();
