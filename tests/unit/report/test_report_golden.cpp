@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/report/admin_comment.hpp"
 #include "daemon/gpud/daemon.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
@@ -279,4 +280,17 @@ BOOST_AUTO_TEST_CASE(status_and_jobs_read_back_the_same)
 	auto jobs = nlohmann::json::parse(read_file(golden_dir / "jobs.json")).get<std::vector<gos::status::JobStatus>>();
 	BOOST_TEST(jobs.at(0).gpus == std::vector<std::uint32_t>{1});
 	BOOST_TEST(pretty(nlohmann::json(jobs).dump()) == read_file(golden_dir / "jobs.json"));
+}
+
+// The segment of AdminComment that sacct and scontrol show: two nodes' parts
+// of the fixed report, beside a site's text.
+BOOST_AUTO_TEST_CASE(the_admin_comment_segment_keeps_its_form)
+{
+	namespace rp = gos::report;
+	rp::AdminComment c = rp::split_admin_comment("site: keep me");
+	rp::Report r = fixed_report();
+	rp::merge_part(c.ours, rp::node_part(r, "n1", 0), {"n1", "n2", "n3"});
+	r.end_reason = "node n2 failed";
+	rp::merge_part(c.ours, rp::node_part(r, "n2", 0), {"n1", "n2", "n3"});
+	check_golden("admin-comment.txt", rp::join_admin_comment(c) + "\n");
 }
