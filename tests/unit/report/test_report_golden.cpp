@@ -2,7 +2,8 @@
 // the REPORT reply), the node's status and its jobs, each made from fixed
 // input and compared byte for byte with tests/unit/report/golden/. A change
 // to a field's name, type or place shows here first. On a mismatch the test
-// writes what it got beside its log (test-logs/golden-*.actual).
+// prints what it got and writes it to $TMPDIR/gos-golden-NAME, to copy over
+// the golden file where the change is meant.
 #define BOOST_TEST_MODULE report_golden
 #include <boost/test/unit_test.hpp>
 
@@ -44,9 +45,9 @@ void check_golden(const std::string &name, const std::string &got)
 {
 	std::string want = read_file(golden_dir / name);
 	if (got != want) {
-		fs::create_directories("build/test-logs");
-		std::ofstream("build/test-logs/golden-" + name + ".actual") << got;
-		BOOST_ERROR(name << " differs from its golden file; got:\n" << got);
+		fs::path actual = fs::temp_directory_path() / ("gos-golden-" + name);
+		std::ofstream(actual) << got;
+		BOOST_ERROR(name << " differs from its golden file; got (also in " << actual.string() << "):\n" << got);
 	}
 }
 
