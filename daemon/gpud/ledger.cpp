@@ -83,7 +83,7 @@ std::optional<Refusal> JobLedger::register_step(const gos_req_step &req)
 	add_gpus(job, req);
 	std::string why;
 	try {
-		why = admit(job);
+		why = admit_step(job);
 		if (!why.empty())
 			why = job_name + " not saved, so not registered: " + why;
 	} catch (const std::exception &e) {	// the engine refused a tenant
@@ -261,7 +261,7 @@ void JobLedger::add_gpus(Job &job, const gos_req_step &req)
 // The step admitted: tenants for the job's GPUs, its processes bound to
 // all of them, every GPU's policy set again, the record saved. Returns why
 // the record could not be saved, or ""; throws if the engine refuses a tenant.
-std::string JobLedger::admit(Job &job)
+std::string JobLedger::admit_step(Job &job)
 {
 	job.registered = unix_now();
 	tenants_.ensure(job);

@@ -89,7 +89,7 @@ private:
 	Job *find_step(std::uint64_t job, std::uint32_t step);
 	Job &create(const gos_req_step &req);
 	void add_gpus(Job &job, const gos_req_step &req);
-	std::string admit(Job &job);
+	std::string admit_step(Job &job);
 	void take_back_gpus(Job &job, std::size_t kept);
 	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
 	std::string save(Job &job);
