@@ -272,17 +272,21 @@ std::string JobLedger::admit_step(Job &job)
 }
 
 // A step's new GPUs taken back: the job's processes bound to the tenants
-// it had, the new tenants retired, and those GPUs' policy set again.
+// it had, the new tenants retired, and the policy of every GPU the step
+// touched set again as it was.
 void JobLedger::take_back_gpus(Job &job, std::size_t kept)
 {
+	std::set<std::uint32_t> touched;
+	for (const auto &g : job.gpus)
+		touched.insert(g.node_gpu);
 	std::vector<JobGpu> added(job.gpus.begin() + static_cast<std::ptrdiff_t>(kept), job.gpus.end());
 	job.gpus.resize(kept);
-	tenants_.bind(job);
-	for (const auto &g : added) {
+	tenants_.bind(job);	// before the tenants go: none is bound then
+	for (const auto &g : added)
 		if (g.tenant)
 			tenants_.retire(g.tenant);
-		policy_.apply(g.node_gpu, jobs_);
-	}
+	for (auto g : touched)
+		policy_.apply(g, jobs_);
 }
 
 RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
@@ -330,40 +334,11 @@ void JobLedger::persist()
 	}
 }
 
-std::vector<gos_tenant_stats> JobLedger::live_stats(const Job &job)
-{
-	std::vector<gos_tenant_stats> out(job.gpus.size());
-	for (std::size_t i = 0; i < job.gpus.size(); i++)
-		if (job.gpus[i].tenant)
-			engine_.tenant_stats(job.gpus[i].tenant, out[i]);
-	return out;
-}
-
-Job JobLedger::snapshot(const Job &job)
-{
-	Job copy = job;
-	auto live = live_stats(job);
-	for (std::size_t i = 0; i < copy.gpus.size(); i++)
-		if (copy.gpus[i].tenant)
-			copy.gpus[i].live = CounterBase::of(live[i]);
-	return copy;
-}
-
-Job JobLedger::folded(const Job &job)
-{
-	Job copy = snapshot(job);
-	for (auto &g : copy.gpus) {
-		g.base.add(g.live);
-		g.live = {};
-	}
-	return copy;
-}
-
 // The record if it changed, and the job's MPI ranks if they did; returns
 // why it could not, or "".
 std::string JobLedger::save(Job &job)
 {
-	std::string why = store_.save(snapshot(job));
+	std::string why = store_.save(with_live_counters(engine_, job));
 	if (why.empty())
 		job.mpi_ranks_unsaved = false;
 	return why;
@@ -375,7 +350,7 @@ std::string JobLedger::save(Job &job)
 std::set<std::uint32_t> JobLedger::retire(Job &job)
 {
 	release_(job.id);	// its processes are gone or going
-	job = folded(job);
+	job = gpud::folded(engine_, job);
 	tenants_.unbind(job);
 	std::set<std::uint32_t> gpus;
 	for (auto &g : job.gpus) {

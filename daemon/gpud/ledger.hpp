@@ -21,6 +21,7 @@
 #include "daemon/gpud/final_reports.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/job_counters.hpp"
 #include "daemon/gpud/job_store.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/policy.hpp"
@@ -80,10 +81,10 @@ public:
 
 	// The counters of one rank (one process) of a job; null if the job is gone.
 	RankStats *counters(std::uint64_t job, int rank, pid_t pid);
-	std::vector<gos_tenant_stats> live_stats(const Job &job);
-	// Each GPU's weight and its derivation, with Slurm's facts as last read.
+	// What a report of the job says now: its counters, folded, and each
+	// GPU's weight with its derivation, with Slurm's facts as last read.
+	Job folded(const Job &job) { return gpud::folded(engine_, job); }
 	nlohmann::json weights(const Job &job) const { return weights_json(cfg_, job, policy_.priorities(job)); }
-	Job folded(const Job &job);	// a copy with the live counters folded into the base
 
 private:
 	Job *find_step(std::uint64_t job, std::uint32_t step);
@@ -93,7 +94,6 @@ private:
 	void take_back_gpus(Job &job, std::size_t kept);
 	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
 	std::string save(Job &job);
-	Job snapshot(const Job &job);	// a copy with the tenants' live counters
 	std::set<std::uint32_t> retire(Job &job);
 	void discard(std::uint64_t job);
 	void end(std::uint64_t job);

@@ -1,5 +1,7 @@
 #include "daemon/gpud/views.hpp"
 
+#include "daemon/gpud/job_counters.hpp"
+
 namespace gos::gpud {
 namespace {
 
@@ -49,7 +51,7 @@ nlohmann::json Views::jobs()
 {
 	nlohmann::json out = nlohmann::json::array();
 	for (const auto &[id, job] : ledger_.jobs()) {
-		auto live = ledger_.live_stats(job);
+		auto live = live_counters(engine_, job);
 		std::uint64_t resident = 0, host = 0;
 		nlohmann::json gpus = nlohmann::json::array();
 		for (std::size_t i = 0; i < job.gpus.size(); i++) {
