@@ -289,12 +289,6 @@ void JobLedger::take_back_gpus(Job &job, std::size_t kept)
 		policy_.apply(g, jobs_);
 }
 
-RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
-{
-	Job *j = find(job);
-	return j ? &j->rank(rank, pid) : nullptr;
-}
-
 void JobLedger::end(std::uint64_t job)
 {
 	auto it = jobs_.find(job);

@@ -79,8 +79,6 @@ public:
 	SlurmCgroups slurm_cgroups() const { return {cgroup_mount_, cfg_.policy.slurm_cgroup}; }
 	TenantBook &tenants() { return tenants_; }
 
-	// The counters of one rank (one process) of a job; null if the job is gone.
-	RankStats *counters(std::uint64_t job, int rank, pid_t pid);
 	// What a report of the job says now: its counters, folded, and each
 	// GPU's weight with its derivation, with Slurm's facts as last read.
 	Job folded(const Job &job) { return gpud::folded(engine_, job); }
