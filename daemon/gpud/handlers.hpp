@@ -19,9 +19,10 @@
 
 namespace gos::gpud {
 
-// The SPANK plugin's (root's): steps, tasks and the end of a job. A new
-// job first has the reconciler end the jobs that are gone, so that none of
-// them shrinks its share.
+// The SPANK plugin's (root's): steps, tasks and the end of a job, each
+// checked as a request and decided by the ledger. A new job first has the
+// reconciler end the jobs that are gone, so that none of them shrinks its
+// share.
 class SlurmHandlers {
 public:
 	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus)
