@@ -33,9 +33,8 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 		return {-EUSERS, "job " + std::to_string(*job) + " already has the " + std::to_string(cfg_.policy.max_agents_per_job) +
 					 " connected processes max_agents_per_job allows", {}};
 	std::uint32_t client = 0;
-	if (orders_)
-		if (int err = orders_->connect(s.id, client))
-			return {err, "engine: " + errno_text(err), {}};
+	if (int err = agent_engine_.connect(s.id, client))
+		return {err, "engine: " + errno_text(err), {}};
 	s.job = *job;
 	j.agents++;
 	s.rank = req.rank;
@@ -45,7 +44,7 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	rep.client = client;
 	rep.ngpus = static_cast<std::uint32_t>(j.gpus.size());
 	rep.chunk_size = engine_.chunk_size();
-	rep.flags = orders_ ? 0 : GOS_HELLO_FLAG_KERNEL;
+	rep.flags = agent_engine_.hello_flags();
 	GOS_LOG_LIMITED(j.log_budget, log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }

@@ -14,22 +14,6 @@ namespace {
 // slurmctld answers rather than being killed.
 constexpr unsigned slurm_facts_deadline_s = 30;
 
-std::unique_ptr<OrderRouter> order_router(Engine &engine, SessionTable &sessions, JobLedger &ledger,
-					  const std::vector<Gpu> &gpus)
-{
-	if (!engine.clients)
-		return nullptr;
-	return std::make_unique<OrderRouter>(*engine.clients, sessions, ledger, gpus);
-}
-
-std::unique_ptr<EngineHandlers> engine_calls(const config::Config &cfg, Engine &engine, JobLedger &ledger,
-					     OrderRouter *orders, const std::vector<Gpu> &gpus)
-{
-	if (!orders)
-		return nullptr;
-	return std::make_unique<EngineHandlers>(cfg, ledger, *engine.clients, *orders, gpus);
-}
-
 } // namespace
 
 Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
@@ -39,15 +23,14 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  policy_(cfg_, discovery_.gpus, *engine_.control, slurm_facts_),
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
 	  reconciler_(cfg_, ledger_, sessions_, node_, slurm_facts_),
-	  orders_(order_router(engine_, sessions_, ledger_, discovery_.gpus)),
+	  agent_engine_(agent_engine(cfg_, engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
-	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, orders_ != nullptr),
+	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, agent_engine_->serves_allocations()),
 	  outside_(discovery_, sessions_, *engine_.control),
 	  slurm_(ledger_, reconciler_, discovery_.gpus),
-	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, orders_.get()),
-	  engine_calls_(engine_calls(cfg_, engine_, ledger_, orders_.get(), discovery_.gpus)),
+	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *agent_engine_),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
-	  routes_(slurm_, agent_, engine_calls_.get(), query_)
+	  routes_(slurm_, agent_, *agent_engine_, query_)
 {
 	for (const Gpu &g : discovery_.gpus) {
 		int err = engine_.control->gpu_add(g.index, g.memory, std::min(cfg_.start.reserve, g.memory - 1));
@@ -68,8 +51,7 @@ void Daemon::close(SessionId id)
 	if (Session *s = sessions_.find(id); s && s->job)
 		if (Job *job = ledger_.find(s->job); job && job->agents)
 			job->agents--;
-	if (orders_)
-		orders_->disconnect(id);	// in the kernel the process's file is its client
+	agent_engine_->disconnect(id);
 	sessions_.close(id);
 }
 
@@ -100,8 +82,7 @@ std::optional<std::string> Daemon::refusal(SessionId id, std::uint16_t type)
 void Daemon::release_sessions(std::uint64_t job)
 {
 	for (SessionId id : sessions_.of_job(job)) {
-		if (orders_)
-			orders_->disconnect(id);	// returns for whoever was squeezed by this process
+		agent_engine_->disconnect(id);	// returns for whoever was squeezed by this process
 		Session *s = sessions_.find(id);
 		s->job = 0;
 		if (s->hang_up)
@@ -113,14 +94,12 @@ void Daemon::release_sessions(std::uint64_t job)
 
 void Daemon::flush_orders()
 {
-	if (orders_)
-		orders_->flush();
+	agent_engine_->flush();
 }
 
 void Daemon::tick()
 {
-	if (orders_)
-		orders_->tick();	// the kernel's own delayed work runs it there
+	agent_engine_->tick();
 }
 
 void Daemon::balloon_tick()

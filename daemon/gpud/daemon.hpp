@@ -3,9 +3,9 @@
 // through each session's send function.
 //
 // It wires the parts together, each with its own state: the sessions, the
-// job ledger (jobs, their tenants and records), the policy applier, the
-// order router (only when the engine is the daemon's own), the handler
-// groups behind one route table, and the views, exporter and NVML usage.
+// job ledger (jobs, their tenants and records), the policy applier, where
+// the agents' engine is (agent_engine.hpp), the handler groups behind one
+// route table, and the views, exporter and NVML usage.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +18,12 @@
 
 #include "common/config/config.hpp"
 #include "common/proto/wire.hpp"
+#include "daemon/gpud/agent_engine.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/exporter.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/ledger.hpp"
-#include "daemon/gpud/orders.hpp"
 #include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/routes.hpp"
@@ -83,13 +83,12 @@ private:
 	JobLedger ledger_;
 	ProcProbe node_;
 	Reconciler reconciler_;
-	std::unique_ptr<OrderRouter> orders_;	// null when the engine is the kernel's
+	std::unique_ptr<AgentEngine> agent_engine_;	// chosen once, by the engine
 	Views views_;
 	Exporter exporter_;
 	OutsideUse outside_;
 	SlurmHandlers slurm_;
 	AgentHandlers agent_;
-	std::unique_ptr<EngineHandlers> engine_calls_;	// with orders_
 	QueryHandlers query_;
 	Routes routes_;
 };

@@ -6,6 +6,7 @@
 
 #include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
+#include "daemon/gpud/job_counters.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -97,7 +98,7 @@ void Exporter::write()
 	std::vector<JobGpuRow> jobs;
 	std::uint64_t host = 0;
 	for (const auto &[id, job] : ledger_.jobs()) {
-		auto live = ledger_.live_stats(job);
+		auto live = live_counters(engine_, job);
 		for (std::size_t i = 0; i < job.gpus.size(); i++) {
 			JobGpuRow r{"{job=\"" + std::to_string(id) + "\",gpu=\"" + std::to_string(job.gpus[i].node_gpu) + "\"}",
 				    live[i], job.gpus[i].base};

@@ -7,6 +7,7 @@
 
 #include "common/config/config.hpp"
 #include "common/proto/wire.hpp"
+#include "daemon/gpud/agent_engine.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/ledger.hpp"
@@ -18,9 +19,10 @@
 
 namespace gos::gpud {
 
-// The SPANK plugin's (root's): steps, tasks and the end of a job. A new
-// job first has the reconciler end the jobs that are gone, so that none of
-// them shrinks its share.
+// The SPANK plugin's (root's): steps, tasks and the end of a job, each
+// checked as a request and decided by the ledger. A new job first has the
+// reconciler end the jobs that are gone, so that none of them shrinks its
+// share.
 class SlurmHandlers {
 public:
 	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus)
@@ -39,13 +41,12 @@ private:
 };
 
 // An agent's, for its own job: who it is, what it does, what it may use.
-// orders is null when the engine is the kernel's: the agent is then no
-// engine client of the daemon.
+// Its hello tells it where its engine is (agent_engine.hpp).
 class AgentHandlers {
 public:
 	AgentHandlers(const config::Config &cfg, JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus,
-		      OrderRouter *orders)
-		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), orders_(orders)
+		      AgentEngine &agent_engine)
+		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), agent_engine_(agent_engine)
 	{
 	}
 	Reply hello(Session &s, const proto::Frame &f);
@@ -60,7 +61,7 @@ private:
 	JobLedger &ledger_;
 	EngineControl &engine_;
 	const std::vector<Gpu> &gpus_;
-	OrderRouter *orders_;
+	AgentEngine &agent_engine_;
 };
 
 // An agent's engine calls, made on the daemon only when the engine is the

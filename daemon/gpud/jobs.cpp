@@ -1,14 +1,7 @@
 #include "daemon/gpud/jobs.hpp"
 
-#include <dirent.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-
-#include "common/util/atomic_file.hpp"
-#include "common/util/regular_file.hpp"
 
 namespace gos::gpud {
 
@@ -250,61 +243,6 @@ nlohmann::json weights_json(const config::Config &cfg, const Job &job, const Slu
 std::uint32_t engine_weight(double weight)
 {
 	return static_cast<std::uint32_t>(std::clamp(std::lround(weight * 100), 1L, 65535L));
-}
-
-std::string JobStore::path(std::uint64_t job) const
-{
-	return dir_ + "/job-" + std::to_string(job) + ".json";
-}
-
-std::string JobStore::ranks_path(std::uint64_t job) const
-{
-	return dir_ + "/ranks-" + std::to_string(job) + ".json";
-}
-
-std::map<std::uint64_t, Job> JobStore::load_all(std::vector<std::string> &problems) const
-{
-	std::map<std::uint64_t, Job> jobs;
-	DIR *d = ::opendir(dir_.c_str());
-	if (!d)
-		return jobs;
-	while (dirent *e = ::readdir(d)) {
-		std::string name = e->d_name;
-		if (name.rfind("job-", 0) != 0 || name.size() < 10 || name.substr(name.size() - 5) != ".json")
-			continue;
-		std::string file = dir_ + "/" + name;
-		try {
-			// A link or a file someone else made is no record of ours.
-			Job job = job_from_json(nlohmann::json::parse(read_regular_file(file, {64 << 20, true})));
-			if (::access(ranks_path(job.id).c_str(), F_OK) == 0)
-				for (const MpiRank &r : nlohmann::json::parse(read_regular_file(ranks_path(job.id), {64 << 20, true}))
-								.get<std::vector<MpiRank>>())
-					job.mpi_ranks[r.rank] = r;
-			jobs[job.id] = std::move(job);
-		} catch (const std::exception &ex) {
-			// Kept for an admin to inspect, never silently deleted.
-			problems.push_back(file + ": " + ex.what() + "; moved aside to " + file + ".bad");
-			std::rename(file.c_str(), (file + ".bad").c_str());
-		}
-	}
-	::closedir(d);
-	return jobs;
-}
-
-void JobStore::save(const Job &job) const
-{
-	write_file_atomically(path(job.id), to_json(job).dump(1) + "\n", 0600);
-}
-
-void JobStore::save_ranks(const Job &job) const
-{
-	write_file_atomically(ranks_path(job.id), mpi_rank_list(job).dump() + "\n", 0600);
-}
-
-void JobStore::remove(std::uint64_t job) const
-{
-	remove_file(path(job));
-	remove_file(ranks_path(job));
 }
 
 } // namespace gos::gpud

@@ -1,6 +1,6 @@
 // Jobs on this node as the SPANK plugin registered them: steps, task pids,
 // policy facts, and the counters their reports need. Each record persists
-// in the state directory, so a daemon restart loses nothing.
+// in the state directory (job_store.hpp), so a daemon restart loses nothing.
 #pragma once
 
 #include <sys/types.h>
@@ -125,7 +125,7 @@ struct Job {
 	LatencyHistogram latency;
 	std::vector<RankStats> ranks;		// merged per (rank, pid)
 	// From rank 0's MPI_Finalize, by rank: at most max_ranks_per_job, the
-	// rest only counted. Saved in a file of their own (JobStore::save_ranks)
+	// rest only counted. Saved in a file of their own (JobStore)
 	// when they change, so that the record saved every second stays small.
 	std::map<int, MpiRank> mpi_ranks;
 	std::uint64_t mpi_ranks_omitted = 0;
@@ -171,20 +171,5 @@ nlohmann::json weights_json(const config::Config &cfg, const Job &job, const Slu
 // Engine weight: the relative weight in hundredths, within the engine's range.
 inline constexpr double max_engine_weight = 655.35;
 std::uint32_t engine_weight(double weight);
-
-class JobStore {
-public:
-	explicit JobStore(std::string dir) : dir_(std::move(dir)) {}
-	// Reads every record; unreadable ones are reported, set aside and skipped.
-	std::map<std::uint64_t, Job> load_all(std::vector<std::string> &problems) const;
-	void save(const Job &job) const;		// atomic; throws on I/O failure
-	void save_ranks(const Job &job) const;	// its mpi_ranks alone, likewise
-	void remove(std::uint64_t job) const;
-
-private:
-	std::string path(std::uint64_t job) const;
-	std::string ranks_path(std::uint64_t job) const;
-	std::string dir_;
-};
 
 } // namespace gos::gpud

@@ -1,17 +1,13 @@
 #include "daemon/gpud/ledger.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <csignal>
-#include <cstdlib>
+#include <cerrno>
 #include <ctime>
 #include <set>
 
-#include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/identity.hpp"
-#include "daemon/gpud/report.hpp"
+#include "daemon/gpud/reply.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -21,15 +17,18 @@ std::int64_t unix_now()
 	return static_cast<std::int64_t>(std::time(nullptr));
 }
 
+Refusal no_step(std::uint64_t job, std::uint32_t step)
+{
+	return {-ENOENT, "no step " + std::to_string(step) + " of job " + std::to_string(job)};
+}
+
 } // namespace
 
 JobLedger::JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine,
 		     PolicyApplier &policy, std::function<void(std::uint64_t)> release)
 	: cfg_(cfg), gpus_(gpus), engine_(engine), policy_(policy), release_(std::move(release)),
-	  store_(cfg.start.state_dir), tenants_(engine), cgroup_mount_(cgroup2_mount())
+	  store_(cfg.start.state_dir), reports_(cfg, gpus), tenants_(engine), cgroup_mount_(cgroup2_mount())
 {
-	const char *fault = std::getenv("GPUOVERSUBD_FAULT");
-	kill_after_report_ = fault && std::string(fault) == "kill-after-report";
 }
 
 void JobLedger::resume()
@@ -62,6 +61,112 @@ void JobLedger::resume()
 	}
 	tenants_.sweep_unowned();
 	policy_.apply_all(jobs_);
+}
+
+// A job the daemon could not save would be lost by a restart: the plugin
+// hears so now, rather than success, and nothing of the step stays.
+std::optional<Refusal> JobLedger::register_step(const gos_req_step &req)
+{
+	const std::string job_name = "job " + std::to_string(req.job_id);
+	Job *known = find(req.job_id);
+	if (known && known->uid != req.uid)
+		return Refusal{-EPERM, job_name + " is registered for another user"};
+	if (known && known->ended)
+		return Refusal{-EBUSY, job_name + " ended and its report is still pending"};
+	if (known)
+		forget_tasks(*known);	// the kernel binds only processes that exist
+	Job &job = known ? *known : create(req);
+	// What a step that cannot be saved takes back.
+	const std::size_t had_gpus = job.gpus.size();
+	const std::int64_t was_registered = job.registered;
+	const bool new_step = job.steps.insert(req.step_id).second;
+	add_gpus(job, req);
+	std::string why;
+	try {
+		why = admit_step(job);
+		if (!why.empty())
+			why = job_name + " not saved, so not registered: " + why;
+	} catch (const std::exception &e) {	// the engine refused a tenant
+		why = e.what();
+		GOS_LOG(log::error, job_name << " step " << req.step_id << " not registered: " << why);
+	}
+	if (why.empty()) {
+		GOS_LOG(log::info, job_name << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
+		return std::nullopt;
+	}
+	if (!known) {
+		discard(req.job_id);
+		return Refusal{-EIO, why};
+	}
+	take_back_gpus(job, had_gpus);
+	if (new_step)
+		job.steps.erase(req.step_id);
+	job.registered = was_registered;
+	return Refusal{-EIO, why};
+}
+
+// A task the daemon could not save would be lost by a restart: the plugin
+// hears so now, rather than success, and nothing of it stays.
+std::optional<Refusal> JobLedger::register_task(std::uint64_t id, std::uint32_t step, pid_t pid)
+{
+	Job *job = find_step(id, step);
+	if (!job)
+		return no_step(id, step);
+	auto now = proc_stat(pid);
+	if (!now)
+		return Refusal{-ESRCH, "no process " + std::to_string(pid) + " to register as a task of job " +
+					       std::to_string(id)};
+	forget_tasks(*job);	// an exited task whose pid this process may reuse
+	// What a task that cannot be saved takes back.
+	auto was_tasks = job->tasks;
+	auto was_registered = job->registered;
+	auto was_cgroup = job->cgroup;
+	job->tasks[pid] = Task{now->start, step};
+	job->registered = unix_now();
+	if (!job->cgroup)
+		if (auto cg = slurm_job_cgroup(pid, slurm_cgroups()); cg && cg->job == id)
+			job->cgroup = cg->id;
+	if (auto why = save(*job); !why.empty()) {
+		job->tasks = std::move(was_tasks);
+		job->registered = was_registered;
+		job->cgroup = was_cgroup;
+		return Refusal{-EIO, "task " + std::to_string(pid) + " not saved, so not registered: " + why};
+	}
+	if (int err = tenants_.bind(*job))
+		return Refusal{err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(id) +
+					    ": " + errno_text(err)};
+	return std::nullopt;
+}
+
+std::optional<Refusal> JobLedger::end_step(std::uint64_t id, std::uint32_t step)
+{
+	Job *job = find_step(id, step);
+	if (!job)
+		return no_step(id, step);
+	forget_tasks(*job, step);
+	job->steps.erase(step);
+	if (job->steps.empty())
+		end(id);
+	else
+		save(*job);
+	return std::nullopt;
+}
+
+// Said again (an epilog run twice, a retry after a crash), it is done.
+std::optional<Refusal> JobLedger::end_job(std::uint64_t id)
+{
+	Job *job = find(id);
+	if (!job && reports_.written(id))
+		return std::nullopt;
+	if (!job)
+		return Refusal{-ENOENT, "job " + std::to_string(id) + " is not registered on this node"};
+	if (!job->ended) {	// else its report is pending: tried again now
+		if (!job->steps.empty())
+			GOS_LOG(log::warning, "job " << id << " ended with " << job->steps.size() << " step(s) that never said so");
+		job->steps.clear();
+	}
+	end(id);
+	return std::nullopt;
 }
 
 Job *JobLedger::find(std::uint64_t job)
@@ -102,6 +207,8 @@ std::optional<std::uint64_t> JobLedger::job_of_pid(pid_t pid)
 	return std::nullopt;
 }
 
+// Forgets the job's tasks that exited, and all of step's if given, and
+// lets the engine forget them too.
 void JobLedger::forget_tasks(Job &job, std::optional<std::uint32_t> step)
 {
 	bool changed = false;
@@ -119,6 +226,7 @@ void JobLedger::forget_tasks(Job &job, std::optional<std::uint32_t> step)
 		save(job);
 }
 
+// A new job's record, from its first step's registration.
 Job &JobLedger::create(const gos_req_step &req)
 {
 	Job &job = jobs_[req.job_id];
@@ -133,15 +241,28 @@ Job &JobLedger::create(const gos_req_step &req)
 	return job;
 }
 
-RankStats *JobLedger::counters(std::uint64_t job, int rank, pid_t pid)
+// The step's GPUs the job does not have yet, with the shards Slurm gave it
+// on each.
+void JobLedger::add_gpus(Job &job, const gos_req_step &req)
 {
-	Job *j = find(job);
-	return j ? &j->rank(rank, pid) : nullptr;
+	for (std::uint32_t i = 0; i < req.ngpus; i++) {
+		if (std::any_of(job.gpus.begin(), job.gpus.end(), [&](auto &g) { return g.node_gpu == req.gpus[i]; }))
+			continue;
+		JobGpu g;
+		g.node_gpu = req.gpus[i];
+		g.shards = {req.shards_held[i], req.shards_total[i], req.shards_reason};
+		if (g.shards.reason.empty() && g.shards.held > g.shards.total)
+			g.shards.reason = "the plugin sent " + std::to_string(g.shards.held) + " of " +
+					  std::to_string(g.shards.total) + " shards";
+		job.gpus.push_back(g);
+	}
 }
 
-std::string JobLedger::admit(Job &job)
+// The step admitted: tenants for the job's GPUs, its processes bound to
+// all of them, every GPU's policy set again, the record saved. Returns why
+// the record could not be saved, or ""; throws if the engine refuses a tenant.
+std::string JobLedger::admit_step(Job &job)
 {
-	forget_tasks(job);	// the kernel binds only processes that exist
 	job.registered = unix_now();
 	tenants_.ensure(job);
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
@@ -150,11 +271,22 @@ std::string JobLedger::admit(Job &job)
 	return save(job);
 }
 
-void JobLedger::add_task(Job &job, pid_t pid, const Task &task)
+// A step's new GPUs taken back: the job's processes bound to the tenants
+// it had, the new tenants retired, and the policy of every GPU the step
+// touched set again as it was.
+void JobLedger::take_back_gpus(Job &job, std::size_t kept)
 {
-	forget_tasks(job);
-	job.tasks[pid] = task;
-	job.registered = unix_now();
+	std::set<std::uint32_t> touched;
+	for (const auto &g : job.gpus)
+		touched.insert(g.node_gpu);
+	std::vector<JobGpu> added(job.gpus.begin() + static_cast<std::ptrdiff_t>(kept), job.gpus.end());
+	job.gpus.resize(kept);
+	tenants_.bind(job);	// before the tenants go: none is bound then
+	for (const auto &g : added)
+		if (g.tenant)
+			tenants_.retire(g.tenant);
+	for (auto g : touched)
+		policy_.apply(g, jobs_);
 }
 
 void JobLedger::end(std::uint64_t job)
@@ -162,14 +294,6 @@ void JobLedger::end(std::uint64_t job)
 	auto it = jobs_.find(job);
 	if (it != jobs_.end() && finish(it->second))
 		jobs_.erase(it);
-}
-
-bool JobLedger::reported(std::uint64_t job) const
-{
-	struct stat st{};
-	return !jobs_.count(job) &&
-	       ::stat(report_path(cfg_.policy.report_dir, job).c_str(), &st) == 0 &&
-	       S_ISREG(st.st_mode);
 }
 
 void JobLedger::reap(const std::map<std::uint64_t, std::string> &gone)
@@ -204,58 +328,14 @@ void JobLedger::persist()
 	}
 }
 
-std::vector<gos_tenant_stats> JobLedger::live_stats(const Job &job)
-{
-	std::vector<gos_tenant_stats> out(job.gpus.size());
-	for (std::size_t i = 0; i < job.gpus.size(); i++)
-		if (job.gpus[i].tenant)
-			engine_.tenant_stats(job.gpus[i].tenant, out[i]);
-	return out;
-}
-
-Job JobLedger::snapshot(const Job &job)
-{
-	Job copy = job;
-	auto live = live_stats(job);
-	for (std::size_t i = 0; i < copy.gpus.size(); i++)
-		if (copy.gpus[i].tenant)
-			copy.gpus[i].live = CounterBase::of(live[i]);
-	return copy;
-}
-
-Job JobLedger::folded(const Job &job)
-{
-	Job copy = snapshot(job);
-	for (auto &g : copy.gpus) {
-		g.base.add(g.live);
-		g.live = {};
-	}
-	return copy;
-}
-
+// The record if it changed, and the job's MPI ranks if they did; returns
+// why it could not, or "".
 std::string JobLedger::save(Job &job)
 {
-	try {
-		if (job.mpi_ranks_unsaved) {
-			make_dirs(cfg_.start.state_dir, 0700);
-			store_.save_ranks(job);
-			job.mpi_ranks_unsaved = false;
-		}
-		Job now = snapshot(job);
-		std::string text = to_json(now).dump();
-		// Checkpoints run every second; only changed records are written.
-		if (saved_[job.id] == text)
-			return "";
-		make_dirs(cfg_.start.state_dir, 0700);
-		store_.save(now);
-		saved_[job.id] = text;
-		return "";
-	} catch (const std::exception &e) {
-		// A full disk must not take the node down: the in-memory ledger
-		// stays right, only restart safety is at risk until it saves.
-		GOS_LOG(log::error, "state: cannot save job " << job.id << ": " << e.what());
-		return e.what();
-	}
+	std::string why = store_.save(with_live_counters(engine_, job));
+	if (why.empty())
+		job.mpi_ranks_unsaved = false;
+	return why;
 }
 
 // Its processes and tenants let go, its live counters folded into the
@@ -264,7 +344,7 @@ std::string JobLedger::save(Job &job)
 std::set<std::uint32_t> JobLedger::retire(Job &job)
 {
 	release_(job.id);	// its processes are gone or going
-	job = folded(job);
+	job = gpud::folded(engine_, job);
 	tenants_.unbind(job);
 	std::set<std::uint32_t> gpus;
 	for (auto &g : job.gpus) {
@@ -277,6 +357,8 @@ std::set<std::uint32_t> JobLedger::retire(Job &job)
 	return gpus;
 }
 
+// Drops a job whose first registration could not be saved: its processes
+// and tenants are let go, and no report is written.
 void JobLedger::discard(std::uint64_t job)
 {
 	auto it = jobs_.find(job);
@@ -285,38 +367,23 @@ void JobLedger::discard(std::uint64_t job)
 	for (auto g : retire(it->second))
 		policy_.apply(g, jobs_);
 	store_.remove(job);
-	saved_.erase(job);
 	jobs_.erase(it);
 }
 
 // Retires the job once, saves its record marked ended, then writes its
-// report. A report that cannot be written (full disk, say)
-// keeps the job as "ended, report pending"; persist retries, so nothing is
-// lost. The mark comes first, so a crash at any point after it resumes
-// the job as ended, never as running.
+// report. A report that cannot be written (full disk, say) keeps the job
+// as "ended, report pending"; persist retries, so nothing is lost. The
+// mark comes first, so a crash at any point after it resumes the job as
+// ended, never as running.
 bool JobLedger::finish(Job &job)
 {
 	if (!job.ended)
 		for (auto g : retire(job))
 			policy_.apply(g, jobs_);
 	save(job);	// the ended mark; unchanged when a pending report is retried
-	report::Report rep = build_report(job, {}, gpus_);
-	rep.weights = weights(job).get<std::vector<report::GpuWeight>>();
-	try {
-		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
-	} catch (const std::exception &e) {
-		// Retried every checkpoint; said once, then once a minute.
-		auto limit = report_failures_.try_emplace(job.id, std::chrono::minutes(1)).first;
-		GOS_LOG_LIMITED(limit->second, log::error,
-				"report for job " << job.id << " not written: " << e.what() << "; will retry");
+	if (!reports_.write(job, weights(job)))
 		return false;
-	}
-	if (kill_after_report_)
-		::raise(SIGKILL);
 	store_.remove(job.id);
-	saved_.erase(job.id);
-	report_failures_.erase(job.id);
-	GOS_LOG(log::notice, report_summary(rep));
 	return true;
 }
 

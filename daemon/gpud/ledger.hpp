@@ -1,6 +1,7 @@
-// The jobs on this node, as the SPANK plugin registered them: their
-// records, their tenants in the engine, their persistence in the state
-// directory, and their end, which writes the report.
+// The jobs on this node, as the SPANK plugin registered them, and the
+// rules of their life: a step or task is admitted whole (in memory, in the
+// engine and on disk) or not at all; a job ends once, its report written
+// (final_reports.hpp) before its record goes (job_store.hpp).
 #pragma once
 
 #include <sys/types.h>
@@ -16,15 +17,23 @@
 #include <gpuoversub/abi.h>
 
 #include "common/config/config.hpp"
-#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/engine_backend.hpp"
+#include "daemon/gpud/final_reports.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/identity.hpp"
+#include "daemon/gpud/job_counters.hpp"
+#include "daemon/gpud/job_store.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/tenants.hpp"
 
 namespace gos::gpud {
+
+// Why the ledger refused a request: a negative errno and its words.
+struct Refusal {
+	int status;
+	std::string why;
+};
 
 class JobLedger {
 public:
@@ -39,39 +48,19 @@ public:
 	// (or new ones) and their processes are bound again.
 	void resume();
 
-	Jobs &jobs() { return jobs_; }
-	Job *find(std::uint64_t job);
-	Job &at(std::uint64_t job) { return jobs_.at(job); }	// throws std::out_of_range
-	Job *find_step(std::uint64_t job, std::uint32_t step);
-	// The registered job a process belongs to: a task of it (the same
-	// process: a task found to have exited is forgotten), a descendant of
-	// one, or in its Slurm cgroup.
-	std::optional<std::uint64_t> job_of_pid(pid_t pid);
-	// Where Slurm's cgroup plugin puts the jobs, as the policy says.
-	SlurmCgroups slurm_cgroups() const { return {cgroup_mount_, cfg_.policy.slurm_cgroup}; }
-	// Forgets the job's tasks that exited, and all of step's if given,
-	// and lets the engine forget them too.
-	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
-	// A new job's record, from its first step's registration.
-	Job &create(const gos_req_step &req);
-	// The counters of one rank (one process) of a job; null if the job is gone.
-	RankStats *counters(std::uint64_t job, int rank, pid_t pid);
-	TenantBook &tenants() { return tenants_; }
-
-	// After a step registered: tenants for the job's GPUs, its processes
-	// bound to all of them, every GPU's policy set again, the record saved.
-	// Returns why the record could not be saved, or "".
-	std::string admit(Job &job);
-	// A task of the job, the process that started at task.start; an exited
-	// task whose pid it may reuse is forgotten first.
-	void add_task(Job &job, pid_t pid, const Task &task);
-	// Drops a job whose first registration could not be saved: its
-	// processes and tenants are let go, and no report is written.
-	void discard(std::uint64_t job);
-	// Ends the job (finish) and drops it once its report is written.
-	void end(std::uint64_t job);
-	// Whether the job ended here and its report is written.
-	bool reported(std::uint64_t job) const;
+	// The SPANK plugin's requests, each checked already as a request.
+	// A step: the job made at its first step, the step's GPUs added, with
+	// tenants, its processes bound to all of them, every GPU's policy set
+	// again, and the record saved. What cannot be saved is undone whole.
+	std::optional<Refusal> register_step(const gos_req_step &req);
+	// A task of a registered step, the process pid is now; likewise undone
+	// whole if its record cannot be saved.
+	std::optional<Refusal> register_task(std::uint64_t job, std::uint32_t step, pid_t pid);
+	// The step's tasks are forgotten; its job ends with its last step.
+	std::optional<Refusal> end_step(std::uint64_t job, std::uint32_t step);
+	// The epilog's end of the job, whatever steps did not say so; said
+	// again for a job whose report is written, it is done already.
+	std::optional<Refusal> end_job(std::uint64_t job);
 	// Ends jobs that are gone, each with its reason, at once: none counts
 	// in any share from now on; their reports are written by persist.
 	void reap(const std::map<std::uint64_t, std::string> &gone);
@@ -79,17 +68,33 @@ public:
 	// reports (a few at a time), and saves changed records.
 	void persist();
 
-	std::vector<gos_tenant_stats> live_stats(const Job &job);
-	// Each GPU's weight and its derivation, with Slurm's facts as last read.
+	Jobs &jobs() { return jobs_; }
+	Job *find(std::uint64_t job);
+	Job &at(std::uint64_t job) { return jobs_.at(job); }	// throws std::out_of_range
+	// The registered job a process belongs to: a task of it (the same
+	// process: a task found to have exited is forgotten), a descendant of
+	// one, or in its Slurm cgroup.
+	std::optional<std::uint64_t> job_of_pid(pid_t pid);
+	// Where Slurm's cgroup plugin puts the jobs, as the policy says.
+	SlurmCgroups slurm_cgroups() const { return {cgroup_mount_, cfg_.policy.slurm_cgroup}; }
+	TenantBook &tenants() { return tenants_; }
+
+	// What a report of the job says now: its counters, folded, and each
+	// GPU's weight with its derivation, with Slurm's facts as last read.
+	Job folded(const Job &job) { return gpud::folded(engine_, job); }
 	nlohmann::json weights(const Job &job) const { return weights_json(cfg_, job, policy_.priorities(job)); }
-	Job folded(const Job &job);	// a copy with the live counters folded into the base
-	// Writes the record if it changed, and the job's MPI ranks if they
-	// did; returns why it could not, or "".
-	std::string save(Job &job);
 
 private:
-	Job snapshot(const Job &job);	// a copy with the tenants' live counters
+	Job *find_step(std::uint64_t job, std::uint32_t step);
+	Job &create(const gos_req_step &req);
+	void add_gpus(Job &job, const gos_req_step &req);
+	std::string admit_step(Job &job);
+	void take_back_gpus(Job &job, std::size_t kept);
+	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
+	std::string save(Job &job);
 	std::set<std::uint32_t> retire(Job &job);
+	void discard(std::uint64_t job);
+	void end(std::uint64_t job);
 	bool finish(Job &job);
 
 	const config::Config &cfg_;
@@ -98,14 +103,10 @@ private:
 	PolicyApplier &policy_;
 	std::function<void(std::uint64_t)> release_;
 	JobStore store_;
+	FinalReports reports_;
 	TenantBook tenants_;
 	Jobs jobs_;
-	std::string cgroup_mount_;			// the cgroup v2 mount, found at start
-	std::map<std::uint64_t, std::string> saved_;	// last record written per job
-	// Test only (GPUOVERSUBD_FAULT=kill-after-report): the daemon kills
-	// itself with SIGKILL between a job's report and its record's removal.
-	bool kill_after_report_ = false;
-	std::map<std::uint64_t, RateLimit> report_failures_;	// per job whose report is pending
+	std::string cgroup_mount_;	// the cgroup v2 mount, found at start
 };
 
 } // namespace gos::gpud

@@ -34,9 +34,11 @@ int OrderRouter::done(const Session &s, std::uint64_t order, bool ok)
 	int err = clients_.order_done(c->second.id, order, ok);
 	auto it = c->second.orders.find(order);
 	if (it != c->second.orders.end()) {
-		RankStats *rs = ledger_.counters(s.job, s.rank, s.peer.pid);
-		if (!err && ok && rs)
-			(it->second.first == GOS_ORDER_EVICT ? rs->bytes_evicted : rs->bytes_returned) += it->second.second;
+		Job *job = ledger_.find(s.job);	// null once the job is gone
+		if (!err && ok && job) {
+			RankStats &rs = job->rank(s.rank, s.peer.pid);
+			(it->second.first == GOS_ORDER_EVICT ? rs.bytes_evicted : rs.bytes_returned) += it->second.second;
+		}
 		c->second.orders.erase(it);
 	}
 	return err;

@@ -11,19 +11,12 @@ auto to(Group &group, Reply (Group::*method)(Session &, const proto::Frame &))
 	return [&group, method](Session &s, const proto::Frame &f) { return (group.*method)(s, f); };
 }
 
-Reply on_the_device(Session &, const proto::Frame &)
-{
-	return {-EOPNOTSUPP, "this node's engine is gpuoversub.ko: make this call on /dev/gpuoversub", {}};
-}
-
 } // namespace
 
-Routes::Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engine, QueryHandlers &query)
+Routes::Routes(SlurmHandlers &slurm, AgentHandlers &agent, AgentEngine &engine, QueryHandlers &query)
 {
-	auto engine_call = [engine](Reply (EngineHandlers::*method)(Session &, const proto::Frame &)) -> Handler {
-		if (engine)
-			return to(*engine, method);
-		return on_the_device;
+	auto engine_call = [&engine](AgentEngine::Call method) -> Handler {
+		return [&engine, method](Session &s, const proto::Frame &f) { return engine.call(method, s, f); };
 	};
 	table_ = {
 		{GOS_REQ_STEP_REGISTER, {Caller::root, to(slurm, &SlurmHandlers::step_register)}},

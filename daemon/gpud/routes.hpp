@@ -17,9 +17,9 @@ namespace gos::gpud {
 
 class Routes {
 public:
-	// engine is null when the engine is the kernel's: the agents' engine
-	// requests are then answered with where to make them instead.
-	Routes(SlurmHandlers &slurm, AgentHandlers &agent, EngineHandlers *engine, QueryHandlers &query);
+	// The agents' engine requests go to where their engine is: served by
+	// the daemon's own, or answered with where to make them instead.
+	Routes(SlurmHandlers &slurm, AgentHandlers &agent, AgentEngine &engine, QueryHandlers &query);
 	Reply dispatch(Session &s, const proto::Frame &f) const;
 	// Why s may not send a frame of this type (its header is enough); nullopt if it may.
 	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;

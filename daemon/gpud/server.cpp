@@ -102,7 +102,7 @@ void Server::accept(Listener &l)
 			return;
 		if (!ec) {
 			l.backoff = std::chrono::milliseconds(0);
-			admit(l, std::move(sock));
+			take_connection(l, std::move(sock));
 			return accept(l);
 		}
 		l.backoff = std::clamp(l.backoff * 2, std::chrono::milliseconds(first_backoff), std::chrono::milliseconds(last_backoff));
@@ -116,7 +116,7 @@ void Server::accept(Listener &l)
 	});
 }
 
-void Server::admit(Listener &l, local::socket sock)
+void Server::take_connection(Listener &l, local::socket sock)
 {
 	auto peer = peer_of(sock.native_handle());
 	if (!peer) {

@@ -47,7 +47,7 @@ private:
 	};
 	void listen(Listener &l, mode_t mode);
 	void accept(Listener &l);
-	void admit(Listener &l, Connection::Socket sock);
+	void take_connection(Listener &l, Connection::Socket sock);
 	// Runs fn every interval: a setting of the daemon's configuration, read
 	// again each time so a reload applies.
 	void every(std::shared_ptr<boost::asio::steady_timer> timer, const std::uint64_t &interval_ns,

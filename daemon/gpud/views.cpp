@@ -1,5 +1,7 @@
 #include "daemon/gpud/views.hpp"
 
+#include "daemon/gpud/job_counters.hpp"
+
 namespace gos::gpud {
 
 status::Status Views::status()
@@ -31,7 +33,7 @@ std::vector<status::JobStatus> Views::jobs()
 {
 	std::vector<status::JobStatus> out;
 	for (const auto &[id, job] : ledger_.jobs()) {
-		auto live = ledger_.live_stats(job);
+		auto live = live_counters(engine_, job);
 		status::JobStatus j{id, job.uid, job.partition, job.account, job.qos, job.steps.size(), job.tasks.size(),
 				    {}, 0, 0, job.started, job.ended != 0};
 		for (std::size_t i = 0; i < job.gpus.size(); i++) {

@@ -1,6 +1,7 @@
 // gpuoversubd on a full disk (issue 13, smaller items): a step or task
 // registration whose record cannot be saved is refused, not answered
-// success and lost by the next restart; a report that cannot be written is retried every
+// success and lost by the next restart, and nothing of it stays (in
+// memory, in the engine, on disk: issue 25); a report that cannot be written is retried every
 // second but its error is logged once, not every second.
 #define BOOST_TEST_MODULE daemon_files
 #include <boost/test/unit_test.hpp>
@@ -8,13 +9,18 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "common/util/regular_file.hpp"
 #include "daemon_harness.hpp"
 
 using namespace gos_test;
@@ -93,6 +99,46 @@ BOOST_AUTO_TEST_CASE(a_task_registration_that_cannot_be_saved_is_refused_and_und
 	disk.free_space();
 	BOOST_CHECK_NO_THROW(d.register_task(43, ::getpid()));
 	BOOST_TEST(d.ask(GOS_REQ_JOBS).at(0).at("tasks") == 1);
+}
+
+// A second step brings a GPU the job did not have: refused, the job keeps
+// its one step and GPU, the new GPU's tenant goes, and a daemon killed then
+// resumes the job as it was.
+BOOST_AUTO_TEST_CASE(a_step_that_cannot_be_saved_leaves_its_job_as_it_was)
+{
+	DaemonUnderTest d("simulated_gpus:\n  - {memory: 1G, numa_node: 0, pci_bus_id: '0000:17:00.0'}\n"
+			  "  - {memory: 1G, numa_node: 0, pci_bus_id: '0000:18:00.0'}\n", false);
+	FullDisk disk(d.state_dir);
+	d.start();
+	d.register_step(44);
+	const std::string record = d.state_dir + "/job-44.json";
+	const std::string saved = gos::read_regular_file(record, {1 << 20, true});
+	disk.fill();
+	gos_req_step s{};
+	s.job_id = 44;
+	s.step_id = 1;
+	s.ngpus = 1;
+	s.gpus[0] = 1;
+	std::string why;
+	BOOST_TEST(d.request(GOS_REQ_STEP_REGISTER, &s, sizeof s, &why) == -EIO);
+	BOOST_TEST(why == "job 44 not saved, so not registered: cannot write " + record + ": No space left on device");
+	auto job = d.ask(GOS_REQ_JOBS).at(0);
+	BOOST_TEST(job.at("steps") == 1, job.dump());
+	BOOST_TEST(job.at("gpus") == nlohmann::json::array({0}), job.dump());
+	BOOST_TEST(d.tenant(44, 1).is_null());	// the engine has no tenant of it on GPU 1
+	BOOST_TEST(!d.tenant(44, 0).is_null());
+	BOOST_TEST(gos::read_regular_file(record, {1 << 20, true}) == saved);
+
+	BOOST_REQUIRE(WIFSIGNALED(d.stop(SIGKILL)));
+	disk.free_space();
+	d.start();
+	job = d.ask(GOS_REQ_JOBS).at(0);
+	BOOST_TEST(job.at("steps") == 1, job.dump());
+	BOOST_TEST(job.at("gpus") == nlohmann::json::array({0}), job.dump());
+	BOOST_TEST(d.tenant(44, 1).is_null());
+	BOOST_REQUIRE(d.request(GOS_REQ_STEP_REGISTER, &s, sizeof s) == 0);	// with room, it is registered
+	BOOST_TEST(d.ask(GOS_REQ_JOBS).at(0).at("gpus") == nlohmann::json::array({0, 1}));
+	BOOST_TEST(!d.tenant(44, 1).is_null());
 }
 
 BOOST_AUTO_TEST_CASE(a_pending_report_logs_its_error_once_not_every_second)
