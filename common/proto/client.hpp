@@ -124,8 +124,7 @@ private:
 	template <class Spec, class... Args>
 	auto ask(std::uint16_t type, const Args &...args)
 	{
-		Bytes payload = Spec::In::encode(args...);
-		Reply rep = call(type, static_cast<const void *>(payload.data()), payload.size());
+		Reply rep = Spec::In::send(*this, type, args...);
 		if constexpr (Spec::Out::kind == Body::fixed) {
 			Typed<typename Spec::Out::type> typed;
 			static_cast<Reply &>(typed) = std::move(rep);

@@ -23,11 +23,16 @@ enum class Caller { anyone, agent, owner, root };
 // A payload or a reply body.
 enum class Body { none, fixed, records, json, bytes };
 
-// Payloads, each with its bounds in bytes and its encoding.
+// Payloads, each with its bounds in bytes and how a client sends it
+// (C::call(type, payload, len), without a copy where it can).
 struct NoPayload {
 	static constexpr Body kind = Body::none;
 	static constexpr std::size_t min = 0, max = 0, record = 0;
-	static Bytes encode() { return {}; }
+	template <class C>
+	static auto send(C &client, std::uint16_t type)
+	{
+		return client.call(type, static_cast<const void *>(nullptr), std::size_t(0));
+	}
 };
 
 template <class T>
@@ -35,11 +40,10 @@ struct FixedPayload {
 	static_assert(std::is_trivially_copyable_v<T>);
 	static constexpr Body kind = Body::fixed;
 	static constexpr std::size_t min = sizeof(T), max = sizeof(T), record = 0;
-	static Bytes encode(const T &req)
+	template <class C>
+	static auto send(C &client, std::uint16_t type, const T &req)
 	{
-		Bytes out(sizeof req);
-		std::memcpy(out.data(), &req, sizeof req);
-		return out;
+		return client.call(type, static_cast<const void *>(&req), sizeof req);
 	}
 };
 
@@ -49,13 +53,14 @@ struct RecordsPayload {
 	static constexpr Body kind = Body::records;
 	static constexpr std::size_t min = sizeof(Head) + sizeof(Record), max = sizeof(Head) + Most * sizeof(Record),
 				     record = sizeof(Record), most = Most;
-	static Bytes encode(const Head &head, const Record *records, std::size_t count)
+	template <class C>
+	static auto send(C &client, std::uint16_t type, const Head &head, const Record *records, std::size_t count)
 	{
 		Bytes out(sizeof head + count * sizeof *records);
 		std::memcpy(out.data(), &head, sizeof head);
 		if (count)
 			std::memcpy(out.data() + sizeof head, records, count * sizeof *records);
-		return out;
+		return client.call(type, static_cast<const void *>(out.data()), out.size());
 	}
 };
 
