@@ -22,7 +22,8 @@ Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const 
 	rep.status = status;
 	rep.length = static_cast<std::uint32_t>(len);
 	std::size_t n = std::min(error.size(), sizeof rep.error - 1);
-	std::memcpy(rep.error, error.data(), n);
+	if (n)	// an empty string_view's data may be null
+		std::memcpy(rep.error, error.data(), n);
 	Bytes payload(sizeof rep + len);
 	std::memcpy(payload.data(), &rep, sizeof rep);
 	if (len)

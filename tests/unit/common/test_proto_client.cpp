@@ -32,8 +32,8 @@ gos_wire_hdr header(std::uint16_t type, std::uint32_t length)
 	return {GOS_WIRE_MAGIC, GOS_WIRE_VERSION, type, 1, length};
 }
 
-// A daemon that serves one connection with a script: script(fd) reads
-// frames with next() and answers with reply()/push().
+// A daemon that serves one connection with a script, on a thread of its
+// own: the script reads frames with next() and answers with reply()/push().
 class ScriptedDaemon {
 public:
 	explicit ScriptedDaemon(std::function<void(ScriptedDaemon &)> script)
@@ -96,7 +96,9 @@ public:
 	std::string path;
 
 private:
-	void write(const gos::proto::Bytes &b) { BOOST_REQUIRE(::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) == ssize_t(b.size())); }
+	// On the daemon's thread: no Boost.Test here, it is not thread-safe; a
+	// failed send leaves the client without its reply, which the test sees.
+	void write(const gos::proto::Bytes &b) { (void)::send(fd_, b.data(), b.size(), MSG_NOSIGNAL); }
 
 	std::string dir_;
 	int listener_ = -1, fd_ = -1;
@@ -142,8 +144,8 @@ BOOST_AUTO_TEST_CASE(a_reader_hands_orders_on_and_matches_replies_from_any_threa
 			return;
 		s.push(gos_wire_order{7, GOS_ORDER_EVICT, 0, 1, 0, 4096, 0, 0, 0, 0, -1, 0});
 		for (const auto &f : {*b, *a}) {
-			gos_req_meminfo req;
-			BOOST_REQUIRE(!gos::proto::decode(f, req));
+			gos_req_meminfo req{};
+			(void)gos::proto::decode(f, req);
 			gos_rep_meminfo rep{};
 			rep.allowed = 1000 + req.gpu;
 			s.reply(f.hdr.seq, rep);
