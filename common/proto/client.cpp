@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <algorithm>
 
 namespace gos::proto {
 
@@ -37,11 +38,13 @@ int Client::connect_to(const std::string &path)
 	return err;
 }
 
-Client::Client(const std::string &path, Path which)
+Client::Client(const std::string &path, Path which) : Client(path, Options{which, 30000, std::nullopt}) {}
+
+Client::Client(const std::string &path, Options options) : options_(std::move(options))
 {
 	// Only a missing or dead root socket means an older daemon; any other
 	// failure there is reported, not hidden by the public socket.
-	bool root = which == Path::privileged && ::geteuid() == 0;
+	bool root = options_.path == Path::privileged && ::geteuid() == 0;
 	std::string where = root ? root_socket_of(path) : path;
 	int err = connect_to(where);
 	if (root && (err == ENOENT || err == ECONNREFUSED)) {
@@ -50,100 +53,240 @@ Client::Client(const std::string &path, Path which)
 	}
 	if (err)
 		throw ProtocolError("cannot reach gpuoversubd at " + where + ": " + std::strerror(err) +
-				    (err == ENOENT || err == ECONNREFUSED ? " (is the daemon running?)" : ""));
+					    (err == ENOENT || err == ECONNREFUSED ? " (is the daemon running?)" : ""),
+				    err);
+	if (options_.reader)
+		reader_ = std::thread([this] { read_loop(); });
 }
 
 Client::~Client()
 {
-	if (fd_ >= 0)
-		::close(fd_);
+	if (fd_ < 0)
+		return;	// abandoned
+	::shutdown(fd_, SHUT_RDWR);	// ends the reader's read
+	if (reader_.joinable())
+		reader_.join();
+	::close(fd_);
+}
+
+void Client::abandon()
+{
+	::close(fd_);
+	fd_ = -1;
+}
+
+void Client::lose(const std::string &why)
+{
+	std::lock_guard lk(mu_);
+	if (!dead_)
+		why_ = why;
+	dead_ = true;
+	cv_.notify_all();
+}
+
+std::string Client::closed_text() const
+{
+	const std::string &why = refusal_.empty() ? why_ : refusal_;
+	return "gpuoversubd closed the connection" + (why.empty() ? std::string() : ": " + why);
+}
+
+// What one read() gave: frames, or the end (got <= 0; errno then says why).
+void Client::received(const std::uint8_t *data, ssize_t got)
+{
+	if (got <= 0) {
+		lose(got < 0 ? std::string("read: ") + std::strerror(errno) : std::string());
+		return;
+	}
+	decoder_.feed(data, static_cast<std::size_t>(got));
+	while (auto f = decoder_.next())
+		deliver(*f);
+	if (decoder_.failed())
+		lose("bad frame from the daemon: " + decoder_.error());
+}
+
+void Client::deliver(const Frame &f)
+{
+	if (f.hdr.type == GOS_WIRE_ORDER) {	// its size was checked with its header
+		gos_wire_order o;
+		std::memcpy(&o, f.payload.data(), sizeof o);
+		if (options_.reader) {
+			options_.reader->order(o);
+		} else {
+			std::lock_guard lk(mu_);
+			orders_.push_back(o);
+		}
+		return;
+	}
+	auto rep = decode_reply(f);
+	if (!rep) {
+		lose("malformed reply from the daemon");
+		return;
+	}
+	std::lock_guard lk(mu_);
+	// Sequence 0 answers no request: the daemon's reason for closing (a
+	// protocol version it does not speak, too many connections).
+	if (f.hdr.seq == 0) {
+		if (rep->status) {
+			refusal_ = rep->error;
+			dead_ = true;
+			cv_.notify_all();
+		}
+		return;
+	}
+	auto it = pending_.find(f.hdr.seq);
+	if (it == pending_.end())
+		return;	// posted, or its call timed out
+	it->second = std::move(*rep);
+	cv_.notify_all();
+}
+
+void Client::read_loop()
+{
+	std::uint8_t buf[65536];
+	for (;;) {
+		ssize_t got = ::read(fd_, buf, sizeof buf);
+		if (got < 0 && errno == EINTR)
+			continue;
+		received(buf, got);
+		if (got <= 0 || decoder_.failed())
+			break;
+	}
+	lose({});
+	if (options_.reader->lost)
+		options_.reader->lost();
 }
 
 bool Client::pump(int timeout_ms)
 {
 	pollfd p{fd_, POLLIN, 0};
 	int n = ::poll(&p, 1, timeout_ms);
-	if (n < 0 && errno == EINTR)
-		return false;
-	if (n < 0)
+	if (n < 0 && errno != EINTR)
 		throw ProtocolError(std::string("poll: ") + std::strerror(errno));
-	if (n == 0)
+	if (n <= 0)
 		return false;
 	std::uint8_t buf[65536];
 	ssize_t got = ::read(fd_, buf, sizeof buf);
 	if (got < 0 && errno == EINTR)
 		return false;
-	if (got <= 0)
-		throw ProtocolError(got == 0 ? "the daemon closed the connection" : std::string("read: ") + std::strerror(errno));
-	decoder_.feed(buf, static_cast<std::size_t>(got));
-	while (auto f = decoder_.next()) {
-		if (f->hdr.type == GOS_WIRE_ORDER) {
-			gos_wire_order o;
-			if (decode(*f, o))
-				throw ProtocolError("malformed order from the daemon");
-			orders_.push_back(o);
-		} else if (f->hdr.seq == 0) {	// the daemon's word on the connection itself
-			auto rep = decode_reply(*f);
-			throw ProtocolError("gpuoversubd closed the connection: " +
-					    (rep ? rep->error : std::string("malformed reply")));
-		} else {
-			replies_.push_back(std::move(*f));
-		}
-	}
-	if (decoder_.failed())
-		throw ProtocolError("bad frame from the daemon: " + decoder_.error());
+	received(buf, got);
 	return true;
 }
 
-Reply Client::call(std::uint16_t type, const void *payload, std::size_t len, int timeout_ms)
+void Client::send_frame(const Bytes &frame)
 {
-	std::uint32_t seq = ++seq_;
-	Bytes frame = encode(type, seq, payload, len);
+	std::unique_lock w(write_mu_);
 	for (std::size_t off = 0; off < frame.size();) {
 		ssize_t put = ::send(fd_, frame.data() + off, frame.size() - off, MSG_NOSIGNAL);
 		if (put < 0 && errno == EINTR)
 			continue;
-		if (put < 0) {
-			int err = errno;
-			pump(0);	// a refusal the daemon sent before closing says why
-			throw ProtocolError(std::string("send to the daemon: ") + std::strerror(err));
+		if (put > 0) {
+			off += static_cast<std::size_t>(put);
+			continue;
 		}
-		off += static_cast<std::size_t>(put);
+		std::string why = std::string("send: ") + std::strerror(errno);
+		w.unlock();
+		if (options_.reader) {
+			::shutdown(fd_, SHUT_RDWR);	// the reader reads what is left, then reports the loss
+		} else {
+			while (!dead_ && pump(0))	// a refusal the daemon sent before closing says why
+				;
+			lose(why);
+		}
+		return;
 	}
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+std::uint32_t Client::start(std::uint16_t type, const void *payload, std::size_t len, bool awaited)
+{
+	std::unique_lock lk(mu_);
+	if (dead_)
+		throw ProtocolError(closed_text());
+	std::uint32_t seq = ++seq_ ? seq_ : ++seq_;	// 0 is the daemon's own
+	if (awaited)
+		pending_[seq];
+	lk.unlock();
+	send_frame(encode(type, seq, payload, len));
+	return seq;
+}
+
+std::uint32_t Client::send(std::uint16_t type, const void *payload, std::size_t len)
+{
+	return start(type, payload, len, true);
+}
+
+void Client::post(std::uint16_t type, const void *payload, std::size_t len)
+{
+	start(type, payload, len, false);
+}
+
+Reply Client::call(std::uint16_t type, const void *payload, std::size_t len, int timeout_ms)
+{
+	return await(send(type, payload, len), timeout_ms);
+}
+
+Reply Client::await(std::uint32_t seq, int timeout_ms)
+{
+	if (timeout_ms == as_configured)
+		timeout_ms = options_.timeout_ms;
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+	std::unique_lock lk(mu_);
 	for (;;) {
-		for (auto it = replies_.begin(); it != replies_.end(); ++it) {
-			if (it->hdr.seq != seq)
-				continue;
-			auto rep = decode_reply(*it);
-			replies_.erase(it);
-			if (!rep)
-				throw ProtocolError("malformed reply from the daemon");
-			return *rep;
+		auto it = pending_.find(seq);
+		if (it == pending_.end())
+			throw std::logic_error("await of a request not sent");
+		if (it->second) {
+			Reply rep = std::move(*it->second);
+			pending_.erase(it);
+			return rep;
+		}
+		if (dead_) {
+			pending_.erase(it);
+			throw ProtocolError(closed_text());
 		}
 		int wait = -1;
 		if (timeout_ms >= 0) {
-			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-			if (left.count() <= 0)
-				throw ProtocolError("no reply from the daemon within " + std::to_string(timeout_ms) + " ms");
+			auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+			if (left.count() <= 0) {	// a hung daemon: give up on it rather than block the caller
+				pending_.erase(it);
+				lk.unlock();
+				::shutdown(fd_, SHUT_RDWR);
+				lose("no reply within " + std::to_string(timeout_ms) + " ms");
+				throw ProtocolError("gpuoversubd did not answer within " + std::to_string(timeout_ms) + " ms");
+			}
 			wait = static_cast<int>(left.count());
 		}
-		pump(wait);
+		if (options_.reader) {
+			if (wait < 0)
+				cv_.wait(lk);
+			else
+				cv_.wait_until(lk, deadline);
+		} else {
+			lk.unlock();
+			pump(wait);
+			lk.lock();
+		}
 	}
 }
 
 std::optional<gos_wire_order> Client::next_order(int timeout_ms)
 {
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-	while (orders_.empty()) {
-		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-		if (left.count() <= 0 || !pump(static_cast<int>(left.count())))
-			if (orders_.empty() && std::chrono::steady_clock::now() >= deadline)
-				return std::nullopt;
+	for (;;) {
+		{
+			std::lock_guard lk(mu_);
+			if (!orders_.empty()) {
+				gos_wire_order o = orders_.front();
+				orders_.pop_front();
+				return o;
+			}
+			if (dead_)
+				throw ProtocolError(closed_text());
+		}
+		auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+		if (left.count() <= 0)
+			return std::nullopt;
+		pump(static_cast<int>(left.count()));
 	}
-	gos_wire_order o = orders_.front();
-	orders_.pop_front();
-	return o;
 }
 
 } // namespace gos::proto

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/proto/requests.hpp"
+
 namespace gos::proto {
 
 Bytes encode(std::uint16_t type, std::uint32_t seq, const void *payload, std::size_t len)
@@ -20,7 +22,8 @@ Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const 
 	rep.status = status;
 	rep.length = static_cast<std::uint32_t>(len);
 	std::size_t n = std::min(error.size(), sizeof rep.error - 1);
-	std::memcpy(rep.error, error.data(), n);
+	if (n)	// an empty string_view's data may be null
+		std::memcpy(rep.error, error.data(), n);
 	Bytes payload(sizeof rep + len);
 	std::memcpy(payload.data(), &rep, sizeof rep);
 	if (len)
@@ -28,31 +31,27 @@ Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const 
 	return encode(GOS_WIRE_REPLY, seq, payload.data(), payload.size());
 }
 
-std::optional<std::size_t> request_size(std::uint16_t type)
+namespace {
+
+// A request's payload against its row of the table: its exact size, or a
+// head and a whole number of records within the row's bounds.
+std::optional<std::string> check_payload(const RequestRow &row, std::uint32_t length)
 {
-	switch (type) {
-	case GOS_REQ_HELLO: return sizeof(gos_req_hello);
-	case GOS_REQ_ALLOC: return sizeof(gos_req_alloc);
-	case GOS_REQ_FREE: return sizeof(gos_req_buffer);
-	case GOS_REQ_SET_PRIORITY: return sizeof(gos_req_priority);
-	case GOS_REQ_ORDER_DONE: return sizeof(gos_req_order_done);
-	case GOS_REQ_ACTIVITY: return sizeof(gos_req_activity);
-	case GOS_REQ_STATS:
-	case GOS_REQ_STATUS:
-	case GOS_REQ_JOBS: return 0;
-	case GOS_REQ_REPORT:
-	case GOS_REQ_EXPLAIN:
-	case GOS_REQ_JOB_END: return sizeof(gos_req_job);
-	case GOS_REQ_STEP_REGISTER: return sizeof(gos_req_step);
-	case GOS_REQ_STEP_END: return sizeof(gos_req_step_ref);
-	case GOS_REQ_TASK_REGISTER: return sizeof(gos_req_task);
-	case GOS_REQ_PLACEMENT: return sizeof(gos_req_placement);
-	case GOS_REQ_MEMINFO: return sizeof(gos_req_meminfo);
-	case GOS_REQ_RANK: return sizeof(gos_req_rank);
-	case GOS_WIRE_ORDER: return sizeof(gos_wire_order);
-	default: return std::nullopt;
+	if (row.request != Body::records) {
+		if (length == row.request_min)
+			return std::nullopt;
+		return "message type " + std::to_string(row.type) + " with " + std::to_string(length) +
+		       " payload bytes, expected " + std::to_string(row.request_min);
 	}
+	std::size_t head = row.request_min - row.record;
+	if (length >= row.request_min && length <= row.request_max && (length - head) % row.record == 0)
+		return std::nullopt;
+	return std::string(row.name) + " of " + std::to_string(length) +
+	       " bytes is not its head and a whole number of records (1 to " +
+	       std::to_string((row.request_max - head) / row.record) + ")";
 }
+
+} // namespace
 
 std::optional<std::string> check_header(const gos_wire_hdr &hdr)
 {
@@ -66,23 +65,13 @@ std::optional<std::string> check_header(const gos_wire_hdr &hdr)
 	if (hdr.type == GOS_WIRE_REPLY)
 		return hdr.length >= sizeof(gos_reply) ? std::nullopt
 						       : std::optional<std::string>("reply shorter than its header");
-	if (hdr.type == GOS_REQ_RANK_REPORT) {	// the one request of variable length
-		std::size_t records = (hdr.length - sizeof(gos_req_rank_report)) / sizeof(gos_rank_record);
-		bool whole = hdr.length >= sizeof(gos_req_rank_report) + sizeof(gos_rank_record) &&
-			     (hdr.length - sizeof(gos_req_rank_report)) % sizeof(gos_rank_record) == 0;
-		return whole && records <= GOS_RANK_REPORT_MAX
-			       ? std::nullopt
-			       : std::optional<std::string>("rank report of " + std::to_string(hdr.length) +
-							    " bytes is not a whole number of records (1 to " +
-							    std::to_string(GOS_RANK_REPORT_MAX) + ")");
-	}
-	auto size = request_size(hdr.type);
-	if (!size)
+	if (hdr.type == GOS_WIRE_ORDER)
+		return hdr.length == sizeof(gos_wire_order) ? std::nullopt
+							    : std::optional<std::string>("order of the wrong size");
+	const RequestRow *row = request_row(hdr.type);
+	if (!row)
 		return "unknown message type " + std::to_string(hdr.type);
-	if (*size != hdr.length)
-		return "message type " + std::to_string(hdr.type) + " with " + std::to_string(hdr.length) +
-		       " payload bytes, expected " + std::to_string(*size);
-	return std::nullopt;
+	return check_payload(*row, hdr.length);
 }
 
 std::optional<std::string> check_request_header(const gos_wire_hdr &hdr)

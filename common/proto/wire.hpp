@@ -35,15 +35,13 @@ Bytes encode(std::uint16_t type, std::uint32_t seq, const T &payload)
 // A reply: gos_reply with status and message, then the body.
 Bytes encode_reply(std::uint32_t seq, int status, std::string_view error, const void *body, std::size_t len);
 
-// Checks a header on its own: magic, version, type, length bound. Returns
+// Checks a header on its own: magic, version, type, and its length: a
+// request's against its row of the request table (requests.def). Returns
 // the reason it is bad, or nothing.
 std::optional<std::string> check_header(const gos_wire_hdr &hdr);
 // The same for the daemon's side: a type only the daemon sends is refused
 // too, so that no body is buffered for a frame that will be refused.
 std::optional<std::string> check_request_header(const gos_wire_hdr &hdr);
-
-// The payload size a request type must have; nullopt if it has none fixed.
-std::optional<std::size_t> request_size(std::uint16_t type);
 
 // Incremental decoder: feed() bytes, then next() frames until it yields
 // nothing. After an error, error() says why and the stream is unusable.

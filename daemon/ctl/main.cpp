@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,7 @@ const char *usage_text =
 	"  report JOB        a job's eviction report on this node (its owner or root),\n"
 	"                    and the job's whole, all nodes, as Slurm keeps it\n"
 	"  explain JOB       why a running job has its shares: weights and entitlements\n"
+	"  requests          the daemon's requests: who may send each, its bytes and costs\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
 	"options:\n"
 	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock;\n"
@@ -42,10 +44,16 @@ const char *usage_text =
 	std::exit(2);
 }
 
-json ask(const std::string &socket, std::uint16_t type, const void *payload = nullptr, std::size_t len = 0)
+// The daemon, asked by the typed stubs of the request table (requests.def).
+std::unique_ptr<gos::proto::Client> daemon_at(const std::string &socket)
 {
-	gos::proto::Client c(socket, gos::proto::Client::Path::privileged);
-	auto rep = c.call(type, payload, len, 10000);
+	return std::make_unique<gos::proto::Client>(
+		socket, gos::proto::Client::Options{gos::proto::Client::Path::privileged, 10000, std::nullopt});
+}
+
+// A reply's JSON, or why there is none.
+json answer(const gos::proto::Reply &rep)
+{
 	if (rep.status < 0)
 		throw gos::proto::ProtocolError(rep.error.empty() ? std::strerror(-rep.status) : rep.error);
 	return json::parse(rep.body.begin(), rep.body.end());
@@ -171,6 +179,32 @@ void print_report(const gos::report::Report &r)
 			    format_bytes(k.bytes_evicted).c_str(), format_bytes(k.bytes_returned).c_str());
 }
 
+// The request table as the daemon has it, and the caps its costs name.
+void print_requests(const json &t)
+{
+	std::printf("wire version %d; frames of at most %s\n", t["wire_version"].get<int>(), gib(t["max_payload_bytes"]).c_str());
+	std::printf("%3s %-14s %-7s %-22s %-20s %s\n", "#", "request", "caller", "payload", "reply", "cost");
+	for (const auto &r : t["requests"]) {
+		auto bytes = [](const json &min, const json &max) {
+			auto lo = min.get<std::uint64_t>(), hi = max.get<std::uint64_t>();
+			return lo == hi ? std::to_string(hi) + " B" : std::to_string(lo) + "-" + std::to_string(hi) + " B";
+		};
+		std::string payload = text(r["request"]) + (r["request_max_bytes"].get<std::uint64_t>()
+								    ? " " + bytes(r["request_min_bytes"], r["request_max_bytes"])
+								    : "");
+		std::uint64_t most = r["reply_max_bytes"].get<std::uint64_t>();
+		std::string reply = text(r["reply"]) + (r["reply"] == "fixed" ? " " + std::to_string(most) + " B"
+							: most			? " <= " + gib(r["reply_max_bytes"])
+										: "");
+		std::printf("%3u %-14s %-7s %-22s %-20s %s\n", r["number"].get<unsigned>(), text(r["name"]).c_str(),
+			    text(r["caller"]).c_str(), payload.c_str(), reply.c_str(), text(r["cost"]).c_str());
+	}
+	std::printf("caps:");
+	for (const auto &[name, value] : t["caps"].items())
+		std::printf(" %s %llu", name.c_str(), value.get<unsigned long long>());
+	std::printf("\n");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -195,10 +229,10 @@ int main(int argc, char **argv)
 	try {
 		json out;
 		if (cmd == "status" && optind == argc) {
-			out = ask(socket, GOS_REQ_STATUS);
+			out = answer(daemon_at(socket)->status());
 			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(reply_as<gos::status::Status>(out, "status"));
 		} else if (cmd == "jobs" && optind == argc) {
-			out = ask(socket, GOS_REQ_JOBS);
+			out = answer(daemon_at(socket)->jobs());
 			as_json ? void(std::cout << out.dump(2) << "\n")
 				: print_jobs(reply_as<std::vector<gos::status::JobStatus>>(out, "job list"));
 		} else if ((cmd == "report" || cmd == "explain") && optind + 1 == argc) {
@@ -206,7 +240,8 @@ int main(int argc, char **argv)
 			gos_req_job req{std::strtoull(argv[optind], &end, 10)};
 			if (!end || *end || !req.job_id)
 				usage_error(cmd + " needs a job id, not '" + std::string(argv[optind]) + "'");
-			out = ask(socket, cmd == "report" ? GOS_REQ_REPORT : GOS_REQ_EXPLAIN, &req, sizeof req);
+			auto daemon = daemon_at(socket);
+			out = answer(cmd == "report" ? daemon->report(req) : daemon->explain(req));
 			// A report is this node's part; Slurm holds the job's whole.
 			gos::ctl::JobWide wide;
 			if (cmd == "report")
@@ -219,6 +254,9 @@ int main(int argc, char **argv)
 				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report")) : print_explain(out);
 				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
 			}
+		} else if (cmd == "requests" && optind == argc) {
+			out = answer(daemon_at(socket)->requests());
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_requests(out);
 		} else {
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}

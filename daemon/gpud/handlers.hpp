@@ -1,6 +1,7 @@
-// The daemon's request handlers, grouped by caller. Who may call each is
-// decided once, by the route table (routes.hpp), before a handler runs: a
-// handler checks only its request.
+// The daemon's request handlers, grouped by caller; each group's are
+// declared from the request table (requests.def, handler_decls.hpp). Who
+// may call each is decided once, by the route table (routes.hpp), before a
+// handler runs: a handler checks only its request.
 #pragma once
 
 #include <vector>
@@ -29,10 +30,8 @@ public:
 		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus)
 	{
 	}
-	Reply step_register(Session &s, const proto::Frame &f);
-	Reply step_end(Session &s, const proto::Frame &f);
-	Reply job_end(Session &s, const proto::Frame &f);
-	Reply task_register(Session &s, const proto::Frame &f);
+#define GOS_HANDLERS_SLURM
+#include "daemon/gpud/handler_decls.hpp"
 
 private:
 	JobLedger &ledger_;
@@ -49,12 +48,8 @@ public:
 		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), agent_engine_(agent_engine)
 	{
 	}
-	Reply hello(Session &s, const proto::Frame &f);
-	Reply rank(Session &s, const proto::Frame &f);
-	Reply rank_report(Session &s, const proto::Frame &f);
-	Reply activity(Session &s, const proto::Frame &f);
-	Reply meminfo(Session &s, const proto::Frame &f);
-	Reply stats(Session &s, const proto::Frame &f);
+#define GOS_HANDLERS_AGENT
+#include "daemon/gpud/handler_decls.hpp"
 
 private:
 	const config::Config &cfg_;
@@ -73,11 +68,8 @@ public:
 		: cfg_(cfg), ledger_(ledger), engine_(engine), orders_(orders), gpus_(gpus)
 	{
 	}
-	Reply alloc(Session &s, const proto::Frame &f);
-	Reply free_buffer(Session &s, const proto::Frame &f);
-	Reply set_priority(Session &s, const proto::Frame &f);
-	Reply order_done(Session &s, const proto::Frame &f);
-	Reply placement(Session &s, const proto::Frame &f);
+#define GOS_HANDLERS_ENGINE
+#include "daemon/gpud/handler_decls.hpp"
 
 private:
 	const config::Config &cfg_;
@@ -88,17 +80,15 @@ private:
 };
 
 // Anyone's: the node's status, its jobs, a job's report and explanation
-// (its owner's and root's).
+// (its owner's and root's), the request table.
 class QueryHandlers {
 public:
 	QueryHandlers(const config::Config &cfg, JobLedger &ledger, Views &views, const std::vector<Gpu> &gpus)
 		: cfg_(cfg), ledger_(ledger), views_(views), gpus_(gpus)
 	{
 	}
-	Reply status(Session &s, const proto::Frame &f);
-	Reply jobs(Session &s, const proto::Frame &f);
-	Reply report(Session &s, const proto::Frame &f);
-	Reply explain(Session &s, const proto::Frame &f);
+#define GOS_HANDLERS_QUERY
+#include "daemon/gpud/handler_decls.hpp"
 
 private:
 	const config::Config &cfg_;

@@ -1,6 +1,7 @@
-// Anyone's questions: the node's status, its jobs, a job's report and explanation.
+// Anyone's questions: the node's status, its jobs, a job's report and explanation, the request table.
 #include <unistd.h>
 
+#include "common/proto/requests.hpp"
 #include "common/util/regular_file.hpp"
 
 #include "daemon/gpud/handlers.hpp"
@@ -17,6 +18,27 @@ Reply QueryHandlers::status(Session &, const proto::Frame &)
 Reply QueryHandlers::jobs(Session &, const proto::Frame &)
 {
 	return {0, {}, nlohmann::json(views_.jobs()).dump()};
+}
+
+// The request table, and the values of the settings its costs name.
+Reply QueryHandlers::requests(Session &, const proto::Frame &)
+{
+	nlohmann::json rows = nlohmann::json::array();
+	for (const proto::RequestRow &r : proto::request_table()) {
+		nlohmann::json row = {{"number", r.type}, {"name", r.name}, {"caller", proto::caller_name(r.caller)},
+				      {"request", proto::body_name(r.request)}, {"request_min_bytes", r.request_min},
+				      {"request_max_bytes", r.request_max}, {"reply", proto::body_name(r.reply)},
+				      {"reply_max_bytes", r.reply_max}, {"cost", r.cost}};
+		if (r.request == proto::Body::records)
+			row["record_bytes"] = r.record;
+		rows.push_back(std::move(row));
+	}
+	const auto &p = cfg_.policy;
+	nlohmann::json caps = {{"max_agents_per_job", p.max_agents_per_job}, {"max_buffers_per_job", p.max_buffers_per_job},
+			       {"max_ranks_per_job", p.max_ranks_per_job}, {"max_connections_per_uid", p.max_connections_per_uid},
+			       {"host_spill_limit", p.host_spill_limit}};
+	return {0, {}, nlohmann::json{{"wire_version", GOS_WIRE_VERSION}, {"max_payload_bytes", GOS_WIRE_MAX_PAYLOAD},
+				      {"requests", rows}, {"caps", caps}}.dump()};
 }
 
 // Why a running job has its shares.

@@ -18,27 +18,19 @@ Routes::Routes(SlurmHandlers &slurm, AgentHandlers &agent, AgentEngine &engine, 
 	auto engine_call = [&engine](AgentEngine::Call method) -> Handler {
 		return [&engine, method](Session &s, const proto::Frame &f) { return engine.call(method, s, f); };
 	};
-	table_ = {
-		{GOS_REQ_STEP_REGISTER, {Caller::root, to(slurm, &SlurmHandlers::step_register)}},
-		{GOS_REQ_STEP_END, {Caller::root, to(slurm, &SlurmHandlers::step_end)}},
-		{GOS_REQ_JOB_END, {Caller::root, to(slurm, &SlurmHandlers::job_end)}},
-		{GOS_REQ_TASK_REGISTER, {Caller::root, to(slurm, &SlurmHandlers::task_register)}},
-		{GOS_REQ_HELLO, {Caller::anyone, to(agent, &AgentHandlers::hello)}},
-		{GOS_REQ_RANK, {Caller::agent, to(agent, &AgentHandlers::rank)}},
-		{GOS_REQ_RANK_REPORT, {Caller::agent, to(agent, &AgentHandlers::rank_report)}},
-		{GOS_REQ_ACTIVITY, {Caller::agent, to(agent, &AgentHandlers::activity)}},
-		{GOS_REQ_MEMINFO, {Caller::agent, to(agent, &AgentHandlers::meminfo)}},
-		{GOS_REQ_STATS, {Caller::agent, to(agent, &AgentHandlers::stats)}},
-		{GOS_REQ_ALLOC, {Caller::agent, engine_call(&EngineHandlers::alloc)}},
-		{GOS_REQ_FREE, {Caller::agent, engine_call(&EngineHandlers::free_buffer)}},
-		{GOS_REQ_SET_PRIORITY, {Caller::agent, engine_call(&EngineHandlers::set_priority)}},
-		{GOS_REQ_ORDER_DONE, {Caller::agent, engine_call(&EngineHandlers::order_done)}},
-		{GOS_REQ_PLACEMENT, {Caller::agent, engine_call(&EngineHandlers::placement)}},
-		{GOS_REQ_STATUS, {Caller::anyone, to(query, &QueryHandlers::status)}},
-		{GOS_REQ_JOBS, {Caller::anyone, to(query, &QueryHandlers::jobs)}},
-		{GOS_REQ_REPORT, {Caller::anyone, to(query, &QueryHandlers::report)}},
-		{GOS_REQ_EXPLAIN, {Caller::anyone, to(query, &QueryHandlers::explain)}},
-	};
+	// Every row of the request table, to its handler by its group.
+#define GOS_ROUTE_SLURM(name) to(slurm, &SlurmHandlers::name)
+#define GOS_ROUTE_AGENT(name) to(agent, &AgentHandlers::name)
+#define GOS_ROUTE_ENGINE(name) engine_call(&EngineHandlers::name)
+#define GOS_ROUTE_QUERY(name) to(query, &QueryHandlers::name)
+#define GOS_REQUEST(NAME, name, number, handler, caller, ...) \
+	table_[GOS_REQ_##NAME] = {proto::Caller::caller, GOS_ROUTE_##handler(name)};
+#include <gpuoversub/requests.def>
+#undef GOS_REQUEST
+#undef GOS_ROUTE_SLURM
+#undef GOS_ROUTE_AGENT
+#undef GOS_ROUTE_ENGINE
+#undef GOS_ROUTE_QUERY
 }
 
 std::optional<std::string> Routes::refusal(const Session &s, std::uint16_t type) const
@@ -46,9 +38,9 @@ std::optional<std::string> Routes::refusal(const Session &s, std::uint16_t type)
 	auto route = table_.find(type);
 	if (route == table_.end())
 		return "not a request";
-	if (route->second.who == Caller::root && s.peer.uid != 0)
+	if (route->second.who == proto::Caller::root && s.peer.uid != 0)
 		return "registering and ending steps and tasks is for root (the SPANK plugin)";
-	if (route->second.who == Caller::agent && !s.job)
+	if (route->second.who == proto::Caller::agent && !s.job)
 		return "say hello first";
 	return std::nullopt;
 }

@@ -1,5 +1,6 @@
 // The route table: which handler serves each request type, and who may
-// call it. The permission is decided here, once, before any handler runs.
+// call it, both from the request table (requests.def). The permission is
+// decided here, once, before any handler runs.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "common/proto/wire.hpp"
+#include "common/proto/requests.hpp"
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/reply.hpp"
 #include "daemon/gpud/sessions.hpp"
@@ -25,11 +26,9 @@ public:
 	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;
 
 private:
-	// anyone; an agent that said hello (for its own job); root (the SPANK plugin).
-	enum class Caller { anyone, agent, root };
 	using Handler = std::function<Reply(Session &, const proto::Frame &)>;
 	struct Route {
-		Caller who;
+		proto::Caller who;	// as requests.def says; an owner's request is anyone's here
 		Handler run;
 	};
 	std::map<std::uint16_t, Route> table_;

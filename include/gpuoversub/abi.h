@@ -1,15 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * gpuoversub wire ABI, version 3 (3 added the step's shards): the messages
- * between agents, the SPANK plugin, gpuoversubctl and the node daemon,
- * framed on a Unix stream socket.
- * The kernel module's ioctls will carry the same payload structs.
+ * gpuoversub wire ABI: the messages between agents, the SPANK plugin,
+ * gpuoversubctl and the node daemon, framed on a Unix stream socket; and,
+ * below it, the kernel module's ioctl ABI (/dev/gpuoversub).
+ *
+ * The requests, their numbers, payloads, replies, callers and caps are one
+ * table, requests.def. The ioctls have structs of their own (gos_ioc_*),
+ * but carry some of the wire's: GOS_IOC_FREE takes gos_req_buffer,
+ * GOS_IOC_PRIORITY gos_req_priority, and read() returns gos_wire_order
+ * records; gos_tenant_stats and gos_gpu_stats are the engine's own records.
+ *
+ * Wire versions (GOS_WIRE_VERSION; a peer of another version is told why
+ * and cut off):
+ *   1  the first.
+ *   2  gos_wire_order.oversub_ns: the advice's duration in a field of its own.
+ *   3  gos_req_step carries the step's shards; EXPLAIN (19). REQUESTS (20)
+ *      came later without a new version: an older daemon refuses it as an
+ *      unknown type, and nothing older changed.
+ * Kernel ABI versions (GOS_KABI_VERSION): 2 as wire 2; 3 gos_gpu_stats is
+ * the engine's record; 4 GOS_IOC_TENANT_BUFFERS.
  *
  * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
  * integers are little-endian host order (the socket never leaves the node),
  * every struct has explicit padding, and strings are NUL-terminated within
  * their arrays. A request's reply has type GOS_WIRE_REPLY and the request's
- * seq; the daemon also pushes GOS_WIRE_ORDER frames (seq 0) to agents.
+ * seq; the daemon also pushes GOS_WIRE_ORDER frames (seq 0) to agents, and a
+ * reply of seq 0 before it closes a connection says why.
  */
 #ifndef GPUOVERSUB_ABI_H
 #define GPUOVERSUB_ABI_H
@@ -23,37 +39,20 @@
 #define GOS_NAME_LEN 64
 
 enum gos_wire_type {
-	/* agents, for the job their process belongs to */
-	GOS_REQ_HELLO = 1,		/* gos_req_hello -> gos_rep_hello */
-	GOS_REQ_ALLOC = 2,		/* gos_req_alloc -> gos_rep_alloc */
-	GOS_REQ_FREE = 3,		/* gos_req_buffer */
-	GOS_REQ_SET_PRIORITY = 4,	/* gos_req_priority */
-	GOS_REQ_ORDER_DONE = 5,		/* gos_req_order_done */
-	GOS_REQ_ACTIVITY = 6,		/* gos_req_activity */
-	GOS_REQ_STATS = 7,		/* none -> JSON of the agent's job */
-	/* anyone */
-	GOS_REQ_STATUS = 8,		/* none -> JSON */
-	GOS_REQ_JOBS = 9,		/* none -> JSON */
-	/* the job's owner or root */
-	GOS_REQ_REPORT = 10,		/* gos_req_job -> JSON */
-	/* root only: the SPANK plugin */
-	GOS_REQ_STEP_REGISTER = 11,	/* gos_req_step */
-	GOS_REQ_STEP_END = 12,		/* gos_req_step_ref */
-	GOS_REQ_TASK_REGISTER = 13,	/* gos_req_task */
-	/* agents again (added in version 1, before any release) */
-	GOS_REQ_PLACEMENT = 14,		/* gos_req_placement -> count state bytes */
-	GOS_REQ_MEMINFO = 15,		/* gos_req_meminfo -> gos_rep_meminfo */
-	/* root only: the SPANK epilog ends whatever steps are left */
-	GOS_REQ_JOB_END = 16,		/* gos_req_job */
-	/* agents: what the MPI hooks learn at MPI_Init and gather at MPI_Finalize */
-	GOS_REQ_RANK = 17,		/* gos_req_rank */
-	GOS_REQ_RANK_REPORT = 18,	/* gos_req_rank_report, then its records */
-	/* the job's owner or root (added in version 3) */
-	GOS_REQ_EXPLAIN = 19,		/* gos_req_job -> JSON */
-	GOS_REQ_MAX = 19,
-
+#define GOS_REQUEST(NAME, name, number, ...) GOS_REQ_##NAME = number,
+#include "requests.def"
+#undef GOS_REQUEST
 	GOS_WIRE_REPLY = 0x100,		/* gos_reply, then the reply payload */
 	GOS_WIRE_ORDER = 0x101,		/* pushed to agents: gos_wire_order */
+};
+
+/* The highest request number: requests.def numbers its rows 1, 2, ... in
+ * order (common/proto/requests.cpp asserts it). */
+enum {
+	GOS_REQ_MAX = 0
+#define GOS_REQUEST(...) + 1
+#include "requests.def"
+#undef GOS_REQUEST
 };
 
 struct gos_wire_hdr {

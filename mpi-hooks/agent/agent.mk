@@ -1,6 +1,6 @@
 # The agent, preloaded into jobs: libgpuoversub.so exports nothing beyond
 # the hook table, dlsym and the public API (gpuoversub.h).
-AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) common/proto/wire.cpp common/util/units.cpp common/kdev/device.cpp
+AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) $(wildcard common/proto/*.cpp) common/util/units.cpp common/kdev/device.cpp
 AGENT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out %/dlsym_hook.cpp,$(AGENT_SRC))) \
 	$(UNSAN)/mpi-hooks/agent/dlsym_hook.o
 AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
@@ -25,7 +25,7 @@ INSTALL_STEPS += install-agent
 install-agent: $(AGENT_LIB)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/gpuoversub
 	install -m 0755 $(AGENT_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/tenant_stats.def include/gpuoversub/gpuoversub.h \
+	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/requests.def include/gpuoversub/tenant_stats.def include/gpuoversub/gpuoversub.h \
 		$(DESTDIR)$(PREFIX)/include/gpuoversub/
 
 # The batch planner is pure and tested on its own.

@@ -7,7 +7,7 @@ FUZZ_CXX ?= clang++-14
 FUZZ_CC ?= clang-14
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN)
 FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
-	common/proto/wire.cpp common/config/config.cpp common/config/oversub.cpp common/config/shape.cpp \
+	common/proto/wire.cpp common/proto/requests.cpp common/config/config.cpp common/config/oversub.cpp common/config/shape.cpp \
 	common/util/regular_file.cpp common/util/held_dir.cpp
 FUZZ_OBJ := $(patsubst %,$(BUILD)/fuzz/%.o,$(basename $(FUZZ_SRC)))
 FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))

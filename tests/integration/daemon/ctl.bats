@@ -57,6 +57,49 @@ teardown() {
 	[[ "$output" == *"unknown command or wrong arguments: frobnicate"* ]]
 }
 
+# The table the daemon lists is the one it enforces: every request one byte
+# past its largest payload is refused on its header, with the reason, and
+# the caps are the daemon's settings.
+@test "requests lists the table the daemon enforces, and its caps" {
+	daemon_down
+	unset D
+	daemon_up "max_ranks_per_job: 77"
+	run "$CTL" --socket "$D/s.sock" requests
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"wire version 3"* ]]
+	[[ "$output" == *" 11 step_register  root "* ]]
+	[[ "$output" == *" 18 rank_report    agent   records 160-622600 B   none                 ranks of"* ]]
+	[[ "$output" == *"  2 alloc          agent   fixed 24 B             fixed 40 B           a buffer"* ]]
+	[[ "$output" == *"max_ranks_per_job 77"* ]]
+	run "$CTL" --socket "$D/s.sock" --json requests
+	[ "$status" -eq 0 ]
+	printf '%s' "$output" >"$D/requests.json"
+	python3 - "$D/s.sock" "$D/requests.json" <<'EOP'
+import json, socket, struct, sys
+t = json.load(open(sys.argv[2]))
+assert t["caps"]["max_ranks_per_job"] == 77, t["caps"]
+rows = t["requests"]
+assert [r["number"] for r in rows] == list(range(1, len(rows) + 1)), rows
+assert {r["caller"] for r in rows} == {"anyone", "agent", "owner", "root"}
+assert next(r for r in rows if r["name"] == "requests")["caller"] == "anyone"
+for r in rows:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(struct.pack("<IHHII", 0x31534F47, 3, r["number"], 1, r["request_max_bytes"] + 1))
+    data = b""
+    while len(data) < 16 + 136:
+        got = s.recv(4096)
+        assert got, ("closed without a reason", r)
+        data += got
+    magic, version, kind, seq, length = struct.unpack_from("<IHHII", data)
+    status, = struct.unpack_from("<i", data, 16)
+    why = data[24:24 + 128].split(b"\0")[0].decode()
+    assert kind == 0x100 and seq == 0 and status < 0, (r, kind, seq, status)
+    assert "bytes" in why and ("expected" in why or "records" in why), (r, why)
+    s.close()
+EOP
+}
+
 @test "simulate is the simulator" {
 	run "$CTL" simulate --quiet --policies gpuoversub examples/traces/rodinia-pair.csv
 	[ "$status" -eq 0 ]
