@@ -59,6 +59,8 @@ struct Buffer {
 	// buffers on the device, so that the engine counts those first.
 	std::atomic<bool> started_on_host{false};
 	std::vector<PriorityRange> ranges;	// under op; sent on registration
+	std::uint32_t moves = 0;	// under op: orders carried out on it (a deferred prefetch
+					// made stale by one asks the engine instead)
 	bool pinned = false;		// given priority 0 on advice; the agent's thread's
 	bool registered = false;	// under op: an engine has known it (a later one is told so)
 	std::atomic<bool> dead{false};	// in the agent's reserve, its contents of no use; written under op
