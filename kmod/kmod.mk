@@ -22,6 +22,6 @@ install-dkms:
 	install -d $(DKMS_DIR)/kmod/engine/kernel $(DKMS_DIR)/include/gpuoversub
 	install -m 0644 config/dkms.conf $(DKMS_DIR)/
 	install -m 0644 kmod/Kbuild kmod/*.c kmod/*.h $(DKMS_DIR)/kmod/
-	install -m 0644 kmod/engine/*.c kmod/engine/*.h $(DKMS_DIR)/kmod/engine/
+	install -m 0644 kmod/engine/*.c kmod/engine/*.h kmod/engine/sources.mk $(DKMS_DIR)/kmod/engine/
 	install -m 0644 kmod/engine/kernel/*.c $(DKMS_DIR)/kmod/engine/kernel/
 	install -m 0644 include/gpuoversub/abi.h include/gpuoversub/tenant_stats.def $(DKMS_DIR)/include/gpuoversub/

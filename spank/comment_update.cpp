@@ -80,7 +80,7 @@ std::string store(std::uint64_t job, const std::string &field)
 
 } // namespace
 
-CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const PartOf &who, unsigned pause_ms)
+CommentOutcome put_node_part(std::uint64_t job, const Report &report, const PartOf &who, unsigned pause_ms)
 {
 	CommentOutcome out;
 	std::mt19937 rng(std::random_device{}());

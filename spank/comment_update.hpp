@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "common/report/report.hpp"
 
 namespace gos::spank {
 
@@ -38,7 +38,7 @@ struct PartOf {
 // Puts this node's part of the job's report into the job's AdminComment.
 // pause_ms, for tests only, widens the read-to-write window so that
 // concurrent writers surely race.
-CommentOutcome put_node_part(std::uint64_t job, const nlohmann::json &report, const PartOf &who, unsigned pause_ms = 0);
+CommentOutcome put_node_part(std::uint64_t job, const report::Report &report, const PartOf &who, unsigned pause_ms = 0);
 // Slurm refuses AdminComment updates once the job finished, and a batch job
 // finishes when its batch step does, often before the other nodes' last
 // steps have put their parts in. So the batch step, on its way out, waits

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 extern "C" {
@@ -46,6 +47,16 @@ bool comment_wanted(const PlugstackArgs &args)
 	}
 }
 
+// The daemon's reply to REPORT; nullopt if it is none.
+std::optional<report::Report> parsed_report(const std::string &body)
+{
+	try {
+		return nlohmann::json::parse(body).get<report::Report>();
+	} catch (const nlohmann::json::exception &) {
+		return std::nullopt;
+	}
+}
+
 } // namespace
 
 void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step)
@@ -56,15 +67,15 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who,
 	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
 	if (!rep.ok())
 		return;
-	auto report = nlohmann::json::parse(rep.body, nullptr, false);
-	if (report.is_discarded() || !report.is_object() || report.value("ended", std::string()).empty())
+	auto report = parsed_report(rep.body);
+	if (!report || report->ended.empty())
 		return;	// other steps still run; the last one comments
 	try {
 		// Through the Slurm API of the slurmstepd that runs the hook (it
 		// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
 		if (who.node.empty())
-			who.node = report.value("node", "");
-		CommentOutcome o = put_node_part(job, report, who, test_comment_pause_ms());
+			who.node = report->node;
+		CommentOutcome o = put_node_part(job, *report, who, test_comment_pause_ms());
 		if (!o.ok)
 			slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
 				    o.error.c_str());
@@ -100,13 +111,13 @@ void report_job_end(const PlugstackArgs &args)
 			slurm_error("[gpuoversub] job %s: no eviction report: %s", id, rep.error.c_str());
 		return;
 	}
-	auto report = nlohmann::json::parse(rep.body, nullptr, false);
-	if (report.is_discarded() || !report.is_object()) {
-		slurm_error("[gpuoversub] job %s: the daemon's report is not JSON", id);
+	auto report = parsed_report(rep.body);
+	if (!report) {
+		slurm_error("[gpuoversub] job %s: the daemon's report is not one", id);
 		return;
 	}
 	try {
-		std::istringstream lines(gpud::report_summary(report));
+		std::istringstream lines(report::report_summary(*report));
 		for (std::string line; std::getline(lines, line);)
 			slurm_info("[gpuoversub] %s", line.c_str());
 		try {
@@ -115,7 +126,7 @@ void report_job_end(const PlugstackArgs &args)
 			struct stat st;
 			if (stat(path.c_str(), &st) != 0) {	// the daemon writes it; this covers a report it could not
 				make_dirs(cfg.policy.report_dir);
-				write_file_atomically(path, report.dump(2) + "\n", 0640);
+				write_file_atomically(path, report::stored_report_text(*report), 0640);
 			}
 		} catch (const std::exception &e) {
 			slurm_debug("[gpuoversub] job %s: policy or report directory: %s", id, e.what());

@@ -213,11 +213,11 @@ Request Loader::request(const Node *n, const std::string &key) const
 void Loader::gpus(const Node *n, Config &cfg) const
 {
 	if (n->type != YAML_SEQUENCE_NODE)
-		fail(n, "'simulated_gpus' must be a list");
+		fail(n, std::string("'") + start_key::simulated_gpus + "' must be a list");
 	for (auto *i = n->data.sequence.items.start; i < n->data.sequence.items.top; i++) {
 		SimulatedGpu g;
 		Node *item = node(*i);
-		each(item, "simulated_gpus", [&](const std::string &key, Node *v) {
+		each(item, start_key::simulated_gpus, [&](const std::string &key, Node *v) {
 			if (key == "memory")
 				g.memory = size(v, "memory", 64ULL << 20);
 			else if (key == "numa_node")
@@ -263,14 +263,14 @@ void Loader::load(Config &cfg)
 	if (!root)
 		return;		// an empty file: all defaults
 	each(root, "", [&](const std::string &key, Node *v) {
-		if (key == "socket")
+		if (key == start_key::socket)
 			cfg.start.socket = path(v, key, false);
-		else if (key == "state_dir")
+		else if (key == start_key::state_dir)
 			cfg.start.state_dir = path(v, key, false);
-		else if (key == "engine")
+		else if (key == start_key::engine)
 			cfg.start.engine = choice<EngineMode>(v, key, {{"auto", EngineMode::auto_}, {"kernel", EngineMode::kernel},
 								 {"userspace", EngineMode::userspace}});
-		else if (key == "fairness") {
+		else if (key == start_key::fairness) {
 			// equal is the weighted family without the weights: a reload may
 			// switch between the two, not to or from fcfs or static.
 			auto [family, equal] = choice<std::pair<Fairness, bool>>(
@@ -291,30 +291,30 @@ void Loader::load(Config &cfg)
 				       [&](const Node *w, const std::string &k) { return request(w, k); });
 		else if (key == "over_ceiling")
 			cfg.policy.over_ceiling = choice<Ceiling>(v, key, {{"clamp", Ceiling::clamp}, {"refuse", Ceiling::refuse}});
-		else if (key == "chunk_size") {
+		else if (key == start_key::chunk_size) {
 			cfg.start.chunk_size = size(v, key, 64 << 10);
 			if (cfg.start.chunk_size > (1ULL << 30) || cfg.start.chunk_size % 4096)
-				fail(v, "'chunk_size' must be at most 1G and a multiple of 4K");
-		} else if (key == "chunk_selection")
+				fail(v, "'" + key + "' must be at most 1G and a multiple of 4K");
+		} else if (key == start_key::random_chunks)
 			cfg.start.random_chunks = choice<bool>(v, key, {{"priority", false}, {"random", true}});
 		else if (key == "return_interval")
 			cfg.policy.return_interval_ns = duration(v, key, false);
-		else if (key == "return_batch")
+		else if (key == start_key::return_batch)
 			cfg.start.return_batch = size(v, key, 0);
-		else if (key == "order_timeout")
+		else if (key == start_key::order_timeout_ns)
 			cfg.start.order_timeout_ns = duration(v, key, false);
 		else if (key == "advice")
 			each(v, key, [&](const std::string &k, Node *w) {
-				if (k != "persist")
+				if (key + "." + k != start_key::advice_persist_ns)
 					fail(w, "unknown key '" + k + "' in 'advice'; use persist");
-				cfg.start.advice_persist_ns = duration(w, "advice.persist", true);
+				cfg.start.advice_persist_ns = duration(w, start_key::advice_persist_ns, true);
 			});
 		else if (key == "lending")
 			each(v, key, [&](const std::string &k, Node *w) {
-				if (k == "backoff")
-					cfg.start.lend_backoff_ns = duration(w, "lending.backoff", true);
-				else if (k == "backoff_max")
-					cfg.start.lend_backoff_max_ns = duration(w, "lending.backoff_max", true);
+				if (key + "." + k == start_key::lend_backoff_ns)
+					cfg.start.lend_backoff_ns = duration(w, start_key::lend_backoff_ns, true);
+				else if (key + "." + k == start_key::lend_backoff_max_ns)
+					cfg.start.lend_backoff_max_ns = duration(w, start_key::lend_backoff_max_ns, true);
 				else
 					fail(w, "unknown key '" + k + "' in 'lending'; use backoff or backoff_max");
 			});
@@ -335,7 +335,7 @@ void Loader::load(Config &cfg)
 			});
 		else if (key == "host_spill_limit")
 			cfg.policy.host_spill_limit = size(v, key, 0);
-		else if (key == "reserve")
+		else if (key == start_key::reserve)
 			cfg.start.reserve = size(v, key, 0);
 		else if (key == "reports")
 			each(v, key, [&](const std::string &k, Node *w) {
@@ -368,7 +368,7 @@ void Loader::load(Config &cfg)
 				else
 					fail(w, "unknown key '" + k + "' in 'reconcile'; use period or grace");
 			});
-		else if (key == "simulated_gpus")
+		else if (key == start_key::simulated_gpus)
 			gpus(v, cfg);
 		else if (key == "slurm_cgroup")
 			cfg.policy.slurm_cgroup = path(v, key, false);
@@ -386,7 +386,8 @@ void Loader::load(Config &cfg)
 	if (cfg.policy.balloon_low > cfg.policy.balloon_high)
 		fail(root, "'balloon.low' must not exceed 'balloon.high'");
 	if (cfg.start.lend_backoff_max_ns < cfg.start.lend_backoff_ns)
-		fail(root, "'lending.backoff_max' must not be shorter than 'lending.backoff'");
+		fail(root, std::string("'") + start_key::lend_backoff_max_ns + "' must not be shorter than '" +
+				   start_key::lend_backoff_ns + "'");
 	// Both hold job-N.json: a record removed at a job's end would take its
 	// report with it, and a report would overwrite a running job's record.
 	auto dir = [](const std::string &p) { return (std::filesystem::path(p) / "").lexically_normal(); };

@@ -51,7 +51,8 @@ struct SlurmWeights {
 };
 
 // Fixed at start: a reload keeps the running values and names those it
-// could not apply (restart_only_changes).
+// could not apply (restart_only_changes). Each one's key is in
+// start_settings.def.
 struct StartSettings {
 	std::string socket = "/run/gpuoversub/gpuoversubd.sock";
 	std::string state_dir = "/var/lib/gpuoversub";
@@ -71,6 +72,12 @@ struct StartSettings {
 	std::uint64_t usage_period_ns = 1'000'000'000ULL;	// NVML per-process usage
 	std::uint64_t persist_period_ns = 1'000'000'000ULL;	// counters to state_dir
 };
+
+// start_key::member: the policy-file key of StartSettings' member.
+namespace start_key {
+#define GOS_START_SETTING(member, key) inline constexpr char member[] = key;
+#include "common/config/start_settings.def"
+} // namespace start_key
 
 // What a reload replaces.
 struct Policy {

@@ -6,23 +6,17 @@ namespace gos::config {
 std::vector<std::string> restart_only_changes(const StartSettings &running, const StartSettings &next)
 {
 	std::vector<std::string> changed;
-	auto check = [&](bool same, const char *key) {
-		if (!same)
-			changed.push_back(key);
+	auto check = [&](bool same, std::string key) {
+		if (same)
+			return;
+		// equal and weighted are one family of the engine's: a reload
+		// switches between them (Policy::equal_weights).
+		if (key == start_key::fairness)
+			key += " (to or from fcfs or static)";
+		changed.push_back(key);
 	};
-	check(running.socket == next.socket, "socket");
-	check(running.state_dir == next.state_dir, "state_dir");
-	check(running.engine == next.engine, "engine");
-	check(running.chunk_size == next.chunk_size, "chunk_size");
-	check(running.random_chunks == next.random_chunks, "chunk_selection");
-	check(running.order_timeout_ns == next.order_timeout_ns, "order_timeout");
-	check(running.advice_persist_ns == next.advice_persist_ns, "advice.persist");
-	check(running.return_batch == next.return_batch, "return_batch");
-	check(running.lend_backoff_ns == next.lend_backoff_ns, "lending.backoff");
-	check(running.lend_backoff_max_ns == next.lend_backoff_max_ns, "lending.backoff_max");
-	check(running.reserve == next.reserve, "reserve");
-	check(running.fairness == next.fairness, "fairness (to or from fcfs or static)");
-	check(running.simulated_gpus == next.simulated_gpus, "simulated_gpus");
+#define GOS_START_SETTING(member, key) check(running.member == next.member, key);
+#include "common/config/start_settings.def"
 	// The cadences are not in the file: they never differ.
 	return changed;
 }

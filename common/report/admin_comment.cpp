@@ -74,21 +74,21 @@ std::string join_admin_comment(const AdminComment &c)
 	return c.site + " " + segment;
 }
 
-nlohmann::json node_part(const nlohmann::json &r, const std::string &node, unsigned run)
+nlohmann::json node_part(const Report &r, const std::string &node, unsigned run)
 {
 	nlohmann::json gpus = nlohmann::json::array();
-	for (const auto &g : r.value("gpus", nlohmann::json::array()))
-		gpus.push_back(g.value("pci_bus_id", ""));
+	for (const GpuPart &g : r.gpus)
+		gpus.push_back(g.pci_bus_id);
 	return {{"node", node},
 		{"run", run},
 		{"gpus", gpus},
-		{"peak_dev", r["peak_device_bytes"]},
-		{"peak_host", r["peak_host_bytes"]},
-		{"evicted", r["bytes_evicted"]},
-		{"returned", r["bytes_returned"]},
-		{"oversub_s", r["oversubscribed_s"]},
-		{"p99_us", r["alloc_latency_us"]["p99"]},
-		{"end", r.value("end_reason", "")}};
+		{"peak_dev", r.peak_device_bytes},
+		{"peak_host", r.peak_host_bytes},
+		{"evicted", r.bytes_evicted},
+		{"returned", r.bytes_returned},
+		{"oversub_s", r.oversubscribed_s},
+		{"p99_us", r.alloc_latency_us.p99},
+		{"end", r.end_reason}};
 }
 
 void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vector<std::string> &job_nodes)

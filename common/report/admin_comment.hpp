@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/report/report.hpp"
+
 namespace gos::report {
 
 struct AdminComment {
@@ -29,7 +31,7 @@ AdminComment split_admin_comment(const std::string &field);
 // The field again: the site's text, a space, our segment.
 std::string join_admin_comment(const AdminComment &c);
 // One node's part of one run, from its daemon's report.
-nlohmann::json node_part(const nlohmann::json &report, const std::string &node, unsigned run);
+nlohmann::json node_part(const Report &report, const std::string &node, unsigned run);
 // Puts (or replaces) the part of its node and run, and recomputes the
 // totals; job_nodes (the job's node names) say which nodes have no part yet.
 void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vector<std::string> &job_nodes);

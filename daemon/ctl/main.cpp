@@ -5,17 +5,20 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "common/report/report_text.hpp"
+#include "common/status/status.hpp"
 #include "common/util/text.hpp"
 #include "daemon/ctl/job_wide.hpp"
 #include "common/util/units.hpp"
 #include "common/proto/client.hpp"
 #include "sim/cli.hpp"
 
+using gos::format_bytes;
 using nlohmann::json;
 
 namespace {
@@ -48,6 +51,17 @@ json ask(const std::string &socket, std::uint16_t type, const void *payload = nu
 	return json::parse(rep.body.begin(), rep.body.end());
 }
 
+// The daemon's reply in its struct (report.hpp, status.hpp), or why not.
+template <class T>
+T reply_as(const json &reply, const std::string &what)
+{
+	try {
+		return reply.get<T>();
+	} catch (const json::exception &e) {
+		throw std::runtime_error("the daemon's " + what + " is not one this gpuoversubctl reads: " + e.what());
+	}
+}
+
 std::string gib(const json &v)
 {
 	return gos::format_bytes(v.get<std::uint64_t>());
@@ -61,40 +75,39 @@ std::string text(const json &v)
 }
 
 // A partition, account or QOS name; an empty one is said, not left blank.
-std::string named(const json &v)
+std::string named(const std::string &v)
 {
-	std::string s = text(v);
+	std::string s = gos::escaped(v);
 	return s.empty() ? "(none)" : s;
 }
 
-void print_status(const json &s)
+void print_status(const gos::status::Status &s)
 {
-	std::printf("engine: %s, GPUs from %s; %zu job(s), %zu agent(s) connected\n",
-		    text(s["engine"]).c_str(), text(s["gpu_source"]).c_str(),
-		    s["jobs"].get<std::size_t>(), s["agents"].get<std::size_t>());
-	for (const auto &g : s["gpus"]) {
-		std::printf("\nGPU %u  %s  NUMA %d%s\n  capacity %s, used %s, outside gpuoversub %s\n", g["gpu"].get<unsigned>(),
-			    text(g["pci_bus_id"]).c_str(), g["numa_node"].get<int>(),
-			    g["simulated"].get<bool>() ? "  (simulated)" : "", gib(g["capacity"]).c_str(),
-			    gib(g["used"]).c_str(), gib(g["external"]).c_str());
-		if (g["tenants"].empty()) {
+	std::printf("engine: %s, GPUs from %s; %zu job(s), %zu agent(s) connected\n", gos::escaped(s.engine).c_str(),
+		    gos::escaped(s.gpu_source).c_str(), s.jobs, s.agents);
+	for (const auto &g : s.gpus) {
+		std::printf("\nGPU %u  %s  NUMA %d%s\n  capacity %s, used %s, outside gpuoversub %s\n", g.gpu,
+			    gos::escaped(g.pci_bus_id).c_str(), g.numa_node, g.simulated ? "  (simulated)" : "",
+			    format_bytes(g.capacity).c_str(), format_bytes(g.used).c_str(), format_bytes(g.external).c_str());
+		if (g.tenants.empty()) {
 			std::printf("  no jobs\n");
 			continue;
 		}
 		std::printf("  %-10s %7s %12s %12s %12s %12s  %s\n", "job", "weight", "demand", "entitled", "on GPU",
 			    "in host RAM", "state");
-		for (const auto &t : g["tenants"]) {
-			std::string state = t["throttled"].get<bool>() ? "throttled" : t["host"].get<std::uint64_t>() ? "oversubscribed" : "ok";
-			if (t["idle"].get<bool>())
+		for (const auto &t : g.tenants) {
+			std::string state = t.engine.throttled ? "throttled" : t.engine.host ? "oversubscribed" : "ok";
+			if (t.idle)
 				state += ", idle";
-			std::printf("  %-10llu %7.2f %12s %12s %12s %12s  %s\n", t["job"].get<unsigned long long>(),
-				    t["weight"].get<double>(), gib(t["demand"]).c_str(), gib(t["entitlement"]).c_str(),
-				    gib(t["resident"]).c_str(), gib(t["host"]).c_str(), state.c_str());
+			std::printf("  %-10llu %7.2f %12s %12s %12s %12s  %s\n", static_cast<unsigned long long>(t.job),
+				    t.weight(), format_bytes(t.engine.demand).c_str(),
+				    format_bytes(t.engine.entitlement).c_str(), format_bytes(t.engine.resident).c_str(),
+				    format_bytes(t.engine.host).c_str(), state.c_str());
 		}
 	}
 }
 
-void print_jobs(const json &jobs)
+void print_jobs(const std::vector<gos::status::JobStatus> &jobs)
 {
 	if (jobs.empty()) {
 		std::printf("no jobs registered\n");
@@ -103,23 +116,21 @@ void print_jobs(const json &jobs)
 	std::printf("%-10s %6s %-12s %-12s %-8s %5s %5s %12s %12s\n", "job", "uid", "partition", "account", "qos", "steps",
 		    "tasks", "on GPU", "in host RAM");
 	for (const auto &j : jobs)
-		std::printf("%-10llu %6u %-12s %-12s %-8s %5zu %5zu %12s %12s\n", j["job"].get<unsigned long long>(),
-			    j["uid"].get<unsigned>(), named(j["partition"]).c_str(), named(j["account"]).c_str(),
-			    named(j["qos"]).c_str(),
-			    j["steps"].get<std::size_t>(), j["tasks"].get<std::size_t>(), gib(j["resident"]).c_str(),
-			    gib(j["host"]).c_str());
+		std::printf("%-10llu %6u %-12s %-12s %-8s %5zu %5zu %12s %12s\n", static_cast<unsigned long long>(j.job),
+			    j.uid, named(j.partition).c_str(), named(j.account).c_str(), named(j.qos).c_str(), j.steps,
+			    j.tasks, format_bytes(j.resident).c_str(), format_bytes(j.host).c_str());
 }
 
-void print_job_line(const json &r)
+void print_job_line(std::uint64_t job, std::uint32_t uid, const std::string &partition, const std::string &account,
+		    const std::string &qos)
 {
-	std::printf("job %llu (uid %u, partition %s, account %s, qos %s)\n", r["job"].get<unsigned long long>(),
-		    r["uid"].get<unsigned>(), named(r["partition"]).c_str(), named(r["account"]).c_str(),
-		    named(r["qos"]).c_str());
+	std::printf("job %llu (uid %u, partition %s, account %s, qos %s)\n", static_cast<unsigned long long>(job), uid,
+		    named(partition).c_str(), named(account).c_str(), named(qos).c_str());
 }
 
 void print_explain(const json &e)
 {
-	print_job_line(e);
+	print_job_line(e["job"], e["uid"], e["partition"], e["account"], e["qos"]);
 	const json &o = e["oversub"];
 	std::printf("--gpu-mem-oversub %s; ceiling on FACTOR %g (%s); a job here that gives none gets %s (%s)\n",
 		    text(o["asked"]).c_str(), o["ceiling"].get<double>(),
@@ -137,27 +148,27 @@ void print_explain(const json &e)
 	}
 }
 
-void print_report(const json &r)
+void print_report(const gos::report::Report &r)
 {
-	print_job_line(r);
-	if (std::string where = gos::gpud::node_and_gpus(r); !where.empty())
+	print_job_line(r.job, r.uid, r.partition, r.account, r.qos);
+	if (std::string where = gos::report::node_and_gpus(r); !where.empty())
 		std::printf(" %s\n", where.c_str());	// " on node n1, GPU 0 (...)"
-	std::printf("  peak on GPU %s, peak in host RAM %s\n", gib(r["peak_device_bytes"]).c_str(),
-		    gib(r["peak_host_bytes"]).c_str());
-	std::printf("  evicted %s (%llu chunks), returned %s (%llu chunks)\n", gib(r["bytes_evicted"]).c_str(),
-		    r["evictions"].get<unsigned long long>(), gib(r["bytes_returned"]).c_str(),
-		    r["returns"].get<unsigned long long>());
+	std::printf("  peak on GPU %s, peak in host RAM %s\n", format_bytes(r.peak_device_bytes).c_str(),
+		    format_bytes(r.peak_host_bytes).c_str());
+	std::printf("  evicted %s (%llu chunks), returned %s (%llu chunks)\n", format_bytes(r.bytes_evicted).c_str(),
+		    static_cast<unsigned long long>(r.evictions), format_bytes(r.bytes_returned).c_str(),
+		    static_cast<unsigned long long>(r.returns));
 	std::printf("  oversubscribed %.1f s; allocation latency added p50 %.1f us, p99 %.1f us (%llu allocations)\n",
-		    r["oversubscribed_s"].get<double>(), r["alloc_latency_us"]["p50"].get<double>(),
-		    r["alloc_latency_us"]["p99"].get<double>(), r["alloc_latency_us"]["count"].get<unsigned long long>());
-	std::printf("  throttled %llu time(s), advice %llu time(s)\n", r["throttle_events"].get<unsigned long long>(),
-		    r["advice_events"].get<unsigned long long>());
-	std::fputs(gos::gpud::weights_text(r).c_str(), stdout);
-	std::fputs(gos::gpud::restarts_text(r).c_str(), stdout);
-	for (const auto &k : r["ranks"])
-		std::printf("  %s: %llu allocations, %s allocated, %s evicted, %s returned\n", gos::gpud::who_ran(k).c_str(),
-			    k["allocs"].get<unsigned long long>(),
-			    gib(k["bytes_allocated"]).c_str(), gib(k["bytes_evicted"]).c_str(), gib(k["bytes_returned"]).c_str());
+		    r.oversubscribed_s, r.alloc_latency_us.p50, r.alloc_latency_us.p99,
+		    static_cast<unsigned long long>(r.alloc_latency_us.count));
+	std::printf("  throttled %llu time(s), advice %llu time(s)\n", static_cast<unsigned long long>(r.throttle_events),
+		    static_cast<unsigned long long>(r.advice_events));
+	std::fputs(gos::report::weights_text(r).c_str(), stdout);
+	std::fputs(gos::report::restarts_text(r).c_str(), stdout);
+	for (const auto &k : r.ranks)
+		std::printf("  %s: %llu allocations, %s allocated, %s evicted, %s returned\n", gos::report::who_ran(k).c_str(),
+			    static_cast<unsigned long long>(k.allocs), format_bytes(k.bytes_allocated).c_str(),
+			    format_bytes(k.bytes_evicted).c_str(), format_bytes(k.bytes_returned).c_str());
 }
 
 } // namespace
@@ -185,10 +196,11 @@ int main(int argc, char **argv)
 		json out;
 		if (cmd == "status" && optind == argc) {
 			out = ask(socket, GOS_REQ_STATUS);
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(out);
+			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(reply_as<gos::status::Status>(out, "status"));
 		} else if (cmd == "jobs" && optind == argc) {
 			out = ask(socket, GOS_REQ_JOBS);
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_jobs(out);
+			as_json ? void(std::cout << out.dump(2) << "\n")
+				: print_jobs(reply_as<std::vector<gos::status::JobStatus>>(out, "job list"));
 		} else if ((cmd == "report" || cmd == "explain") && optind + 1 == argc) {
 			char *end = nullptr;
 			gos_req_job req{std::strtoull(argv[optind], &end, 10)};
@@ -204,7 +216,7 @@ int main(int argc, char **argv)
 					out["job_wide"] = wide.ours;
 				std::cout << out.dump(2) << "\n";
 			} else {
-				cmd == "report" ? print_report(out) : print_explain(out);
+				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report")) : print_explain(out);
 				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
 			}
 		} else {

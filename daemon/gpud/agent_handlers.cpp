@@ -155,7 +155,7 @@ Reply AgentHandlers::stats(Session &s, const proto::Frame &)
 	const Job &job = ledger_.at(s.job);
 	if (!may_read_job(s.peer, job.uid))
 		return {-EACCES, "job " + std::to_string(job.id) + " belongs to another user", {}};
-	return {0, {}, build_report(ledger_.folded(job), {}, gpus_).dump()};
+	return {0, {}, nlohmann::json(build_report(ledger_.folded(job), {}, gpus_)).dump()};
 }
 
 } // namespace gos::gpud

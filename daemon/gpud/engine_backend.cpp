@@ -111,19 +111,20 @@ void warn_ignored_settings(const config::Config &cfg, const EngineControl &engin
 {
 	std::vector<std::string> ignored;
 	if (engine.chunk_size() != cfg.start.chunk_size)
-		ignored.push_back("chunk_size (the module's: " + std::to_string(engine.chunk_size()) + " bytes)");
+		ignored.push_back(std::string(config::start_key::chunk_size) + " (the module's: " +
+				  std::to_string(engine.chunk_size()) + " bytes)");
 	if (auto ms = module_parameter("return_interval_ms"); ms && *ms * 1'000'000 != cfg.policy.return_interval_ns)
 		ignored.push_back("return_interval (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto ms = module_parameter("order_timeout_ms"); ms && *ms * 1'000'000 != cfg.start.order_timeout_ns)
-		ignored.push_back("order_timeout (the module's: " + std::to_string(*ms) + " ms)");
+		ignored.push_back(std::string(config::start_key::order_timeout_ns) + " (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto ms = module_parameter("lend_backoff_ms"); ms && *ms * 1'000'000 != cfg.start.lend_backoff_ns)
-		ignored.push_back("lending.backoff (the module's: " + std::to_string(*ms) + " ms)");
+		ignored.push_back(std::string(config::start_key::lend_backoff_ns) + " (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto ms = module_parameter("lend_backoff_max_ms"); ms && *ms * 1'000'000 != cfg.start.lend_backoff_max_ns)
-		ignored.push_back("lending.backoff_max (the module's: " + std::to_string(*ms) + " ms)");
+		ignored.push_back(std::string(config::start_key::lend_backoff_max_ns) + " (the module's: " + std::to_string(*ms) + " ms)");
 	if (auto r = module_parameter("select_random"); r && (*r != 0) != cfg.start.random_chunks)
-		ignored.push_back(std::string("chunk_selection (the module's: ") + (*r ? "random" : "priority") + ")");
+		ignored.push_back(std::string(config::start_key::random_chunks) + " (the module's: " + (*r ? "random" : "priority") + ")");
 	if (cfg.start.fairness != config::Fairness::weighted)
-		ignored.push_back("fairness (the module's: weighted)");
+		ignored.push_back(std::string(config::start_key::fairness) + " (the module's: weighted)");
 	if (cfg.policy.host_spill_limit)
 		ignored.push_back("host_spill_limit (allocations go to the module, not through the daemon)");
 	for (const auto &what : ignored)

@@ -90,12 +90,6 @@ Reply EngineHandlers::order_done(Session &s, const proto::Frame &f)
 			   "the daemon last gave": "", {}};
 }
 
-// The wire's placement codes are the engine's chunk states.
-constexpr bool same_code(gos_place p, gos_chunk_state c) { return int(p) == int(c); }
-static_assert(same_code(GOS_PLACE_DEVICE, GOS_CHUNK_DEVICE) && same_code(GOS_PLACE_HOST, GOS_CHUNK_HOST) &&
-	      same_code(GOS_PLACE_EVICTING, GOS_CHUNK_EVICTING) && same_code(GOS_PLACE_RETURNING, GOS_CHUNK_RETURNING) &&
-	      same_code(GOS_PLACE_WAITING, GOS_CHUNK_WAITING));
-
 Reply EngineHandlers::placement(Session &s, const proto::Frame &f)
 {
 	gos_req_placement req;

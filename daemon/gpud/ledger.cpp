@@ -300,8 +300,8 @@ bool JobLedger::finish(Job &job)
 		for (auto g : retire(job))
 			policy_.apply(g, jobs_);
 	save(job);	// the ended mark; unchanged when a pending report is retried
-	nlohmann::json rep = build_report(job, {}, gpus_);
-	rep["weights"] = weights(job);
+	report::Report rep = build_report(job, {}, gpus_);
+	rep.weights = weights(job).get<std::vector<report::GpuWeight>>();
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {

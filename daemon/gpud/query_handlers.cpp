@@ -11,12 +11,12 @@ namespace gos::gpud {
 
 Reply QueryHandlers::status(Session &, const proto::Frame &)
 {
-	return {0, {}, views_.status().dump()};
+	return {0, {}, nlohmann::json(views_.status()).dump()};
 }
 
 Reply QueryHandlers::jobs(Session &, const proto::Frame &)
 {
-	return {0, {}, views_.jobs().dump()};
+	return {0, {}, nlohmann::json(views_.jobs()).dump()};
 }
 
 // Why a running job has its shares.
@@ -43,9 +43,9 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 	if (const Job *job = ledger_.find(req.job_id)) {
 		if (!may_read_job(s.peer, job->uid))
 			return {-EACCES, refused, {}};
-		nlohmann::json rep = build_report(ledger_.folded(*job), {}, gpus_);
-		rep["weights"] = ledger_.weights(*job);	// as the final report has them
-		return {0, {}, rep.dump()};
+		report::Report rep = build_report(ledger_.folded(*job), {}, gpus_);
+		rep.weights = ledger_.weights(*job).get<std::vector<report::GpuWeight>>();	// as the final report has them
+		return {0, {}, nlohmann::json(rep).dump()};
 	}
 	// Its owner from its first bytes, before anything else of it is read:
 	// a large report of another user's costs them nothing to ask for.

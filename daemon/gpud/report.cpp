@@ -44,79 +44,74 @@ std::string node_name()
 	return name.substr(0, name.find('.'));
 }
 
-// What this node lost to its daemon's restarts under the job: per GPU,
-// "kept" (the engine's tenant outlived the daemon) or "saved_record" (its
-// counters restarted from the record saved before the restart).
-nlohmann::json restart_list(const Job &job, const std::vector<Gpu> &gpus)
+// What this node lost to its daemon's restarts under the job, per GPU.
+std::vector<report::DaemonRestart> restart_list(const Job &job, const std::vector<Gpu> &gpus)
 {
-	nlohmann::json out = nlohmann::json::array();
+	std::vector<report::DaemonRestart> out;
 	for (const DaemonRestart &r : job.restarts) {
-		nlohmann::json per_gpu = nlohmann::json::array();
+		report::DaemonRestart one{iso_time(r.at), {}};
 		for (std::size_t i = 0; i < r.kept.size() && i < job.gpus.size(); i++) {
 			std::uint32_t g = job.gpus[i].node_gpu;
-			per_gpu.push_back({{"gpu", g},
-					   {"pci_bus_id", g < gpus.size() ? gpus[g].pci_bus_id : ""},
-					   {"counters", r.kept[i] ? "kept" : "saved_record"}});
+			one.gpus.push_back({g, g < gpus.size() ? gpus[g].pci_bus_id : "", r.kept[i]});
 		}
-		out.push_back({{"at", iso_time(r.at)}, {"gpus", per_gpu}});
+		out.push_back(std::move(one));
 	}
 	return out;
 }
 
+report::GpuPart gpu_part(const JobGpu &jg, const CounterBase &c, const std::vector<Gpu> &gpus)
+{
+	report::GpuPart p;
+	p.gpu = jg.node_gpu;
+	p.pci_bus_id = jg.node_gpu < gpus.size() ? gpus[jg.node_gpu].pci_bus_id : "";
+#define GOS_TENANT_STAT(type, name, kind, help) GOS_REPORTED_##kind(GOS_COPY, name)
+#define GOS_COPY(name) p.name = c.name;
+#include <gpuoversub/tenant_stats.def>
+#undef GOS_COPY
+	return p;
+}
+
 } // namespace
 
-nlohmann::json build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
+report::Report build_report(const Job &job, const std::vector<gos_tenant_stats> &live, const std::vector<Gpu> &gpus)
 {
-	nlohmann::json per_gpu = nlohmann::json::array();
-	CounterBase total;
-	std::uint64_t peak_device = 0, peak_host = 0;
+	report::Report r;
+	decltype(CounterBase::oversub_ns) oversub_ns = 0;	// the longest of any GPU
 	for (std::size_t i = 0; i < job.gpus.size(); i++) {
 		CounterBase c = job.gpus[i].base;
 		if (i < live.size())
 			c.add(CounterBase::of(live[i]));
-		const Gpu *g = job.gpus[i].node_gpu < gpus.size() ? &gpus[job.gpus[i].node_gpu] : nullptr;
-		// Every counter and peak under its name in tenant_stats.def.
-		nlohmann::json one = c;
-		one["gpu"] = job.gpus[i].node_gpu;
-		one["pci_bus_id"] = g ? g->pci_bus_id : "";
-		per_gpu.push_back(std::move(one));
-		total.bytes_evicted += c.bytes_evicted;
-		total.evictions += c.evictions;
-		total.bytes_returned += c.bytes_returned;
-		total.returns += c.returns;
-		total.oversub_ns = std::max(total.oversub_ns, c.oversub_ns);
-		total.throttle_events += c.throttle_events;
-		peak_device += c.peak_resident;
-		peak_host += c.peak_host;
+		r.gpus.push_back(gpu_part(job.gpus[i], c, gpus));
+		r.bytes_evicted += c.bytes_evicted;
+		r.evictions += c.evictions;
+		r.bytes_returned += c.bytes_returned;
+		r.returns += c.returns;
+		oversub_ns = std::max(oversub_ns, c.oversub_ns);
+		r.throttle_events += c.throttle_events;
+		r.peak_device_bytes += c.peak_resident;
+		r.peak_host_bytes += c.peak_host;
 	}
-	return {{"job", job.id},
-		{"node", node_name()},
-		{"uid", job.uid},
-		{"partition", job.partition},
-		{"account", job.account},
-		{"qos", job.qos},
-		{"oversub_factor", job.factor_milli / 1000.0},
-		{"size_limit", job.size_limit},
-		{"started", iso_time(job.started)},
-		{"ended", iso_time(job.ended)},
-		{"end_reason", job.end_reason},
-		{"peak_device_bytes", peak_device},
-		{"peak_host_bytes", peak_host},
-		{"bytes_evicted", total.bytes_evicted},
-		{"evictions", total.evictions},
-		{"bytes_returned", total.bytes_returned},
-		{"returns", total.returns},
-		{"oversubscribed_s", static_cast<double>(total.oversub_ns) / 1e9},
-		{"alloc_latency_us", {{"p50", job.latency.percentile_us(0.5)}, {"p99", job.latency.percentile_us(0.99)},
-				      {"count", job.latency.count()}}},
-		{"throttle_events", total.throttle_events},
-		{"advice_events", job.advice_events},
-		{"gpus", per_gpu},
-		{"ranks", job.ranks},
-		{"mpi_ranks", mpi_rank_list(job)},
-		{"mpi_ranks_omitted", job.mpi_ranks_omitted},
-		{"daemon_restarts", restart_list(job, gpus)},
-		{"daemon_restarts_omitted", job.restarts_omitted}};
+	r.job = job.id;
+	r.node = node_name();
+	r.uid = job.uid;
+	r.partition = job.partition;
+	r.account = job.account;
+	r.qos = job.qos;
+	r.oversub_factor = job.factor_milli / 1000.0;
+	r.size_limit = job.size_limit;
+	r.started = iso_time(job.started);
+	r.ended = iso_time(job.ended);
+	r.end_reason = job.end_reason;
+	r.oversubscribed_s = static_cast<double>(oversub_ns) / 1e9;
+	r.alloc_latency_us = {job.latency.percentile_us(0.5), job.latency.percentile_us(0.99), job.latency.count()};
+	r.advice_events = job.advice_events;
+	// The job's record and the report name these fields alike.
+	r.ranks = nlohmann::json(job.ranks).get<std::vector<report::Rank>>();
+	r.mpi_ranks = mpi_rank_list(job).get<std::vector<report::MpiRank>>();
+	r.mpi_ranks_omitted = job.mpi_ranks_omitted;
+	r.daemon_restarts = restart_list(job, gpus);
+	r.daemon_restarts_omitted = job.restarts_omitted;
+	return r;
 }
 
 std::string report_path(const std::string &dir, std::uint64_t job)
@@ -124,16 +119,13 @@ std::string report_path(const std::string &dir, std::uint64_t job)
 	return dir + "/job-" + std::to_string(job) + ".json";
 }
 
-void write_report(const std::string &dir, const nlohmann::json &report, bool summary)
+void write_report(const std::string &dir, const report::Report &report, bool summary)
 {
 	make_dirs(dir);
-	std::string json = report_path(dir, report["job"].get<std::uint64_t>());
-	nlohmann::ordered_json text = {{"job", report["job"]}, {"uid", report["uid"]}};
-	for (const auto &[key, value] : report.items())
-		text[key] = value;	// job and uid stay first
-	write_file_atomically(json, text.dump(2) + "\n", 0640);
+	std::string json = report_path(dir, report.job);
+	write_file_atomically(json, report::stored_report_text(report), 0640);
 	if (summary)
-		write_file_atomically(json.substr(0, json.size() - 5) + ".txt", report_summary(report), 0640);
+		write_file_atomically(json.substr(0, json.size() - 5) + ".txt", report::report_summary(report), 0640);
 }
 
 std::optional<uid_t> stored_report_owner(const std::string &path)

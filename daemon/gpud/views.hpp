@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/status/status.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/ledger.hpp"
@@ -19,8 +20,8 @@ public:
 	{
 	}
 
-	nlohmann::json status();
-	nlohmann::json jobs();
+	status::Status status();
+	std::vector<status::JobStatus> jobs();
 	// A job's weights and entitlements, with why (explain.cpp).
 	// weights: the job's, from JobLedger::weights.
 	nlohmann::json explain(const Job &job, const nlohmann::json &weights, const nlohmann::json &oversub);

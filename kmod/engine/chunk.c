@@ -91,21 +91,21 @@ void gos_tenant_note_host(struct gos_engine *eng, struct gos_tenant *t)
 {
 	bool now_host = t->host > 0;
 
-	if (now_host == t->st.oversub_open)
+	if (now_host == t->oversub_open)
 		return;
-	t->st.oversub_open = now_host;
+	t->oversub_open = now_host;
 	if (now_host)
-		t->st.oversub_since = gos_now(eng);
+		t->oversub_since = gos_now(eng);
 	else
-		t->st.oversub_ns += gos_now(eng) - t->st.oversub_since;
+		t->st.oversub_ns += gos_now(eng) - t->oversub_since;
 }
 
 /* The tenant's oversubscribed time so far, the open stretch included. */
 u64 gos_tenant_oversub_ns(struct gos_engine *eng, const struct gos_tenant *t)
 {
-	if (!t->st.oversub_open)
+	if (!t->oversub_open)
 		return t->st.oversub_ns;
-	return t->st.oversub_ns + gos_now(eng) - t->st.oversub_since;
+	return t->st.oversub_ns + gos_now(eng) - t->oversub_since;
 }
 
 void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state)

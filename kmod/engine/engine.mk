@@ -1,6 +1,12 @@
 # The engine in userspace: its portable C, shared with the kernel module,
 # and the userspace OS layer, as a static library with its headers.
-ENGINE_SRC := $(wildcard kmod/engine/*.c) kmod/engine/user/os_user.c
+include kmod/engine/sources.mk
+# An engine file the list lacks fails here, not as undefined symbols in the module.
+ENGINE_UNLISTED := $(filter-out $(GOS_ENGINE_SOURCES),$(notdir $(wildcard kmod/engine/*.c)))
+ifneq ($(ENGINE_UNLISTED),)
+  $(error kmod/engine/sources.mk does not list $(ENGINE_UNLISTED))
+endif
+ENGINE_SRC := $(addprefix kmod/engine/,$(GOS_ENGINE_SOURCES)) kmod/engine/user/os_user.c
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/%.o)
 ENGINE_LIB := $(BUILD)/lib/libgpuoversub-engine.a
 # Kernel style: every function declared before it is defined.

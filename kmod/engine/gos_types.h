@@ -2,7 +2,8 @@
 /*
  * Fixed-width types for the engine, which is compiled both into the kernel
  * module and into a userspace library. Only freestanding headers are used
- * outside the kernel, so the core never depends on libc.
+ * outside the kernel, and <assert.h> for its static_assert, a macro, so the
+ * core never depends on libc.
  */
 #ifndef GOS_TYPES_H
 #define GOS_TYPES_H
@@ -10,7 +11,9 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/errno.h>
+#include <linux/build_bug.h>
 #else
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 /* The compiler's own fixed-width types, the same that <stdint.h> names. */

@@ -43,14 +43,6 @@ struct gos_buckets {
 	u32 count;
 };
 
-struct gos_stats_acc {
-	u64 peak_resident, peak_host;
-	u64 bytes_evicted, evictions, bytes_returned, returns;
-	u64 bytes_host_placed, allocs, slow_allocs, failed_orders;
-	u64 oversub_ns, oversub_since, throttle_events;
-	bool oversub_open;
-};
-
 /* Lending backoff of one tenant (lend.c). */
 struct gos_loan {
 	bool open;		/* returned memory beyond its share ... */
@@ -86,7 +78,14 @@ struct gos_tenant {
 	bool throttled;
 	bool over;		/* demand above entitlement ... */
 	u64 over_since;		/* ... since this time */
-	struct gos_stats_acc st;
+	/*
+	 * Its statistics' peaks and counters accumulate here, in the record
+	 * tenant_stats.def generates; its other fields are the tenant's own,
+	 * set when the record is read (gos_tenant_get_stats).
+	 */
+	struct gos_tenant_stats st;
+	bool oversub_open;	/* has bytes in host RAM ... */
+	u64 oversub_since;	/* ... since this time: st.oversub_ns to come */
 };
 
 struct gos_gpu {

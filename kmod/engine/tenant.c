@@ -197,31 +197,19 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 	t = gos_idmap_get(&eng->tenants, tenant);
 	if (t) {
 		gos_entitle(eng, t->gpu);
-		*out = (struct gos_tenant_stats){
-			.gpu = t->gpu->id,
-			.weight = t->weight,
-			.limit = t->limit,
-			.min_bytes = t->min_bytes,
-			.demand = t->demand,
-			.resident = t->resident,
-			.host = t->host,
-			.unevictable = t->unevictable,
-			.entitlement = t->entitlement,
-			.peak_resident = t->st.peak_resident,
-			.peak_host = t->st.peak_host,
-			.bytes_evicted = t->st.bytes_evicted,
-			.evictions = t->st.evictions,
-			.bytes_returned = t->st.bytes_returned,
-			.returns = t->st.returns,
-			.bytes_host_placed = t->st.bytes_host_placed,
-			.allocs = t->st.allocs,
-			.slow_allocs = t->st.slow_allocs,
-			.failed_orders = t->st.failed_orders,
-			.oversub_ns = gos_tenant_oversub_ns(eng, t),
-			.throttle_events = t->st.throttle_events,
-			.throttled = t->throttled,
-			.buffers = t->buffers,
-		};
+		*out = t->st;	/* its peaks and counters */
+		out->gpu = t->gpu->id;
+		out->weight = t->weight;
+		out->limit = t->limit;
+		out->min_bytes = t->min_bytes;
+		out->throttled = t->throttled;
+		out->buffers = t->buffers;
+		out->demand = t->demand;
+		out->resident = t->resident;
+		out->host = t->host;
+		out->unevictable = t->unevictable;
+		out->entitlement = t->entitlement;
+		out->oversub_ns = gos_tenant_oversub_ns(eng, t);
 	}
 	gos_os_unlock(eng->lock);
 	return t ? 0 : -EINVAL;

@@ -6,6 +6,22 @@
  */
 #include "gos_engine.h"
 
+/* Mirrored enums: the wire passes the engine's codes on as they are. */
+#define SAME_CODE(a, b) ((int)(a) == (int)(b))
+/* An order's kind is its message's (gos_order_of_message). */
+static_assert(SAME_CODE(GOS_ORDER_EVICT, GOS_MSG_EVICT) &&
+	      SAME_CODE(GOS_ORDER_RETURN, GOS_MSG_RETURN) &&
+	      SAME_CODE(GOS_ORDER_SETTLED, GOS_MSG_SETTLED) &&
+	      SAME_CODE(GOS_ORDER_ADVICE, GOS_MSG_ADVICE),
+	      "enum gos_order_kind (abi.h) must match enum gos_msg_kind");
+/* The module and the daemon send gos_buffer_placement's chunk states as GOS_PLACE_*. */
+static_assert(SAME_CODE(GOS_PLACE_DEVICE, GOS_CHUNK_DEVICE) &&
+	      SAME_CODE(GOS_PLACE_HOST, GOS_CHUNK_HOST) &&
+	      SAME_CODE(GOS_PLACE_EVICTING, GOS_CHUNK_EVICTING) &&
+	      SAME_CODE(GOS_PLACE_RETURNING, GOS_CHUNK_RETURNING) &&
+	      SAME_CODE(GOS_PLACE_WAITING, GOS_CHUNK_WAITING),
+	      "enum gos_place (abi.h) must match enum gos_chunk_state");
+
 void gos_order_of_message(const struct gos_message *m, u32 gpu,
 			  struct gos_wire_order *o)
 {

@@ -17,9 +17,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	std::ifstream in(argv[4]);
-	auto report = nlohmann::json::parse(in, nullptr, false);
-	if (report.is_discarded()) {
-		std::fprintf(stderr, "gos_comment: %s is no JSON report\n", argv[4]);
+	gos::report::Report report;
+	try {
+		report = nlohmann::json::parse(in).get<gos::report::Report>();
+	} catch (const nlohmann::json::exception &e) {
+		std::fprintf(stderr, "gos_comment: %s is no report: %s\n", argv[4], e.what());
 		return 2;
 	}
 	auto o = gos::spank::put_node_part(std::strtoull(argv[1], nullptr, 10), report, {argv[2], -1, ""},

@@ -68,3 +68,30 @@ teardown() {
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"another gpuoversubd already serves $D/s.sock"* ]]
 }
+
+@test "a report stored by the previous release, or an older one, prints as it did; a garbled one is named" {
+	mkdir -p "$D/reports"
+	cp tests/unit/report/golden/report-stored.json "$D/reports/job-77.json"
+	run "$CTL" --socket "$D/s.sock" report 77
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"job 77 (uid 1000, partition gpu, account physics, qos normal)"* ]]
+	[[ "$output" == *" on node n1, GPU 0 (0000:10:00.0), 3 (0000:13:00.0)"* ]]
+	[[ "$output" == *"evicted 480 MiB (240 chunks), returned 160 MiB (80 chunks)"* ]]
+	[[ "$output" == *"GPU 0 weight 0.5: shards x0.5 (1 of 2 shards)"* ]]
+	[[ "$output" == *"GPU 3 (0000:13:00.0) counters restarted from the saved record"* ]]
+	[[ "$output" == *"process 4300: 1 allocations, 2 MiB allocated"* ]]
+	# Before 2026-11 a report named no node, weights or restarts.
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
+for k in ("node", "weights", "daemon_restarts", "daemon_restarts_omitted", "mpi_ranks"): del r[k]
+json.dump(r, open(sys.argv[1], "w"))' "$D/reports/job-77.json"
+	run "$CTL" --socket "$D/s.sock" report 77
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"job 77 (uid 1000"* ]]
+	[[ "$output" == *"GPU 0 (0000:10:00.0), 3 (0000:13:00.0)"* ]]
+	[[ "$output" != *"on node"* && "$output" != *"weight"* && "$output" != *"restarted"* ]]
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["bytes_evicted"]="lots"
+json.dump(r, open(sys.argv[1], "w"))' "$D/reports/job-77.json"
+	run "$CTL" --socket "$D/s.sock" report 77
+	[ "$status" -eq 1 ]
+	[[ "$output" == "gpuoversubctl: the daemon's report is not one this gpuoversubctl reads: "*"must be number, but is string"* ]]
+}

@@ -17,11 +17,18 @@ namespace {
 
 const std::vector<std::string> three = {"n1", "n2", "n3"};
 
-json report(std::uint64_t peak, std::uint64_t evicted, const std::string &bus)
+Report report(std::uint64_t peak, std::uint64_t evicted, const std::string &bus)
 {
-	return {{"peak_device_bytes", peak}, {"peak_host_bytes", evicted}, {"bytes_evicted", evicted},
-		{"bytes_returned", 0}, {"oversubscribed_s", 1.5}, {"alloc_latency_us", {{"p99", 12.0}}},
-		{"end_reason", "completed"}, {"gpus", {{{"gpu", 0}, {"pci_bus_id", bus}}}}};
+	Report r;
+	r.peak_device_bytes = peak;
+	r.peak_host_bytes = evicted;
+	r.bytes_evicted = evicted;
+	r.oversubscribed_s = 1.5;
+	r.alloc_latency_us.p99 = 12.0;
+	r.end_reason = "completed";
+	r.gpus = {GpuPart{}};
+	r.gpus[0].pci_bus_id = bus;
+	return r;
 }
 
 // The field after the nodes' parts went in, in this order, each through a

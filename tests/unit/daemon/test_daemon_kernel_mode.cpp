@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 
+#include "common/report/report.hpp"
 #include "daemon/gpud/daemon.hpp"
 #include "common/proto/wire.hpp"
 
@@ -254,9 +255,9 @@ BOOST_AUTO_TEST_CASE(a_restarted_daemon_keeps_the_tenants_of_the_same_module_loa
 	BOOST_TEST(tenant_demand(mod, tenant) == 300 * MiB);
 	Conn root(*again, 0);
 	gos_req_job q{9};
-	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
-	BOOST_TEST(report["gpus"][0]["peak_host"].get<std::uint64_t>() == 44 * MiB);
-	BOOST_TEST(report["gpus"][0]["bytes_host_placed"].get<std::uint64_t>() == 44 * MiB);	// counted once
+	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body).get<gos::report::Report>();
+	BOOST_TEST(report.gpus[0].peak_host == 44 * MiB);
+	BOOST_TEST(report.gpus[0].bytes_host_placed == 44 * MiB);	// counted once
 }
 
 BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counters_kept)
@@ -280,8 +281,8 @@ BOOST_AUTO_TEST_CASE(after_a_module_reload_the_tenants_are_made_anew_and_counter
 	BOOST_TEST(second.bindings.count({::getpid(), 0}) == 1u);	// bound again
 	Conn root(*again, 0);
 	gos_req_job q{11};
-	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body);
-	BOOST_TEST(report["gpus"][0]["bytes_host_placed"].get<std::uint64_t>() == 44 * MiB);
+	auto report = nlohmann::json::parse(root.ask(GOS_REQ_REPORT, q).body).get<gos::report::Report>();
+	BOOST_TEST(report.gpus[0].bytes_host_placed == 44 * MiB);
 }
 
 BOOST_AUTO_TEST_CASE(tenants_no_record_names_are_removed_at_start)
