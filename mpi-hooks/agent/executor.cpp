@@ -162,9 +162,9 @@ void OrderExecutor::execute(const std::vector<gos_wire_order> &batch)
 		if (o.kind == GOS_ORDER_ADVICE) {
 			advice_.advise(o);
 		} else if (o.kind == GOS_ORDER_SETTLED) {
-			BufferRef b = registry_.by_id(o.buffer);
+			BufferRef b = registry_.settled_buffer(o);
 			if (!b)
-				continue;
+				continue;	// kept for its registration to place
 			std::unique_lock op(b->op);
 			if (!b->freed && b->engine_id == o.buffer)
 				placement_.place_settled(*b, o);

@@ -179,7 +179,8 @@ void Link::account_context(int dev)
 	register_buffer(b, rep);	// unevictable: nothing to place
 }
 
-int Link::register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why)
+int Link::register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why,
+			  std::optional<gos_wire_order> *settled)
 {
 	if (!manages(b->dev))
 		return -ENOTCONN;
@@ -202,7 +203,9 @@ int Link::register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *w
 			     " bytes: " + engine->error());
 		return err;
 	}
-	registry_.set_id(b, rep.buffer);
+	std::optional<gos_wire_order> early = registry_.set_id(b, rep.buffer);
+	if (settled)
+		*settled = early;
 	b->registered = true;
 	numa_.store(rep.numa_node, std::memory_order_relaxed);
 	for (const PriorityRange &r : b->ranges) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,9 @@ public:
 	// freed, or registered already). -ENOTCONN when unlinked: b is
 	// registered on the next link. Other errors are the engine's refusal,
 	// explained in *why (or warned about).
-	int register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why = nullptr);
+	// *settled: a SETTLED of b that came before the reply did.
+	int register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why = nullptr,
+			    std::optional<gos_wire_order> *settled = nullptr);
 	// Once per connection and device, before a buffer of that device is
 	// registered: the CUDA context's own memory, as an unevictable buffer.
 	void account_context(int dev);

@@ -13,12 +13,15 @@ Registration register_and_place(Link &link, Placement &placement, const BufferRe
 		link.account_context(b->dev);
 	std::lock_guard op(b->op);
 	gos_rep_alloc rep;
-	r.err = link.register_buffer(b, rep, why);
+	std::optional<gos_wire_order> settled;
+	r.err = link.register_buffer(b, rep, why, &settled);
 	if (r.err) {
 		r.err = std::min(r.err, 0);	// 1: freed or registered meanwhile
 		return r;
 	}
 	r.prefetch_later = !placement.place_new(*b, rep, prefetch_now);
+	if (settled)	// its waiting chunks were placed before the reply came
+		placement.place_settled(*b, *settled);
 	r.engine_id = rep.buffer;
 	r.device_bytes = rep.device_bytes;
 	r.moves = b->moves;
