@@ -1,5 +1,6 @@
 # Benchmarks as ratios to same-run baselines: the engine, the agent-to-
-# daemon round trip, the agent's cost per allocation, the multi-lane
+# daemon round trip, the agent's added cost per allocate+free pair (as a
+# ratio to one socket echo of the same run), the multi-lane
 # eviction's speed-up on the fake driver's cost model, the lending
 # backoff's churn damping (the simulator's churn trace and the daemon on
 # the fake driver), the MPI hooks' overhead and the kernel module's

@@ -2,6 +2,7 @@
 // the same bytes, measured in the same run. Starts a real gpuoversubd with a
 // simulated GPU; needs root (it registers itself as a job's task).
 // Usage: bench_roundtrip [--results FILE] [--daemon PATH]
+//        bench_roundtrip --echo: the median echo alone, in ns (bench_agent.sh's baseline)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -131,13 +132,21 @@ void replace_section(const std::string &path, const std::string &section)
 int main(int argc, char **argv)
 {
 	std::string results, daemon = "build/sbin/gpuoversubd";
+	if (argc == 2 && !std::strcmp(argv[1], "--echo")) {
+		Echo echoer;
+		std::vector<double> t;
+		for (int i = 0; i < 20000; i++)
+			t.push_back(echoer.once_us());
+		std::printf("%.0f\n", median(t) * 1000);
+		return 0;
+	}
 	for (int i = 1; i < argc; i++) {
 		if (!std::strcmp(argv[i], "--results") && i + 1 < argc)
 			results = argv[++i];
 		else if (!std::strcmp(argv[i], "--daemon") && i + 1 < argc)
 			daemon = argv[++i];
 		else {
-			std::fprintf(stderr, "usage: bench_roundtrip [--results FILE] [--daemon PATH]\n");
+			std::fprintf(stderr, "usage: bench_roundtrip [--results FILE] [--daemon PATH] | --echo\n");
 			return 2;
 		}
 	}

@@ -58,6 +58,7 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	rep.host_bytes = res.host_bytes;
 	rep.waiting_bytes = res.waiting_bytes;
 	rep.numa_node = gpus_[job.gpus[req.gpu].node_gpu].numa_node;
+	rep.pad = GOS_ALLOC_IN_ORDER;	// the engine's layout (gos_alloc_result): the agent asks no more
 	return {0, {}, raw(rep)};
 }
 

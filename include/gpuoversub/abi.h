@@ -108,13 +108,24 @@ struct gos_req_alloc {
 	__u64 size;
 };
 
+/*
+ * Where the new buffer's chunks are. With GOS_ALLOC_IN_ORDER in pad (every
+ * engine since the flag was defined sets it): its first device_bytes on the
+ * device, the next waiting_bytes waiting for space (kept on the host until a
+ * SETTLED notice says where they went), its last host_bytes on the host, so
+ * nothing more need be asked. Without it (an older engine) only a buffer
+ * wholly in one place is known; the rest is asked with GOS_REQ_PLACEMENT.
+ * gos_ioc_alloc carries the same, its pad (in: 0) the same flag out.
+ */
+#define GOS_ALLOC_IN_ORDER 0x1u
+
 struct gos_rep_alloc {
 	__u64 buffer;
 	__u64 device_bytes;
 	__u64 host_bytes;
-	__u64 waiting_bytes;		/* wait for a SETTLED order frame */
+	__u64 waiting_bytes;
 	__s32 numa_node;		/* host node for evicted data, -1 unknown */
-	__u32 pad;
+	__u32 pad;			/* GOS_ALLOC_IN_ORDER, or 0 from an older engine */
 };
 
 struct gos_req_buffer {
@@ -251,10 +262,15 @@ struct gos_req_rank_report {
 
 /*
  * Order kinds match the engine's message kinds (kmod/engine/wire.c converts
- * one into the other). EVICT and RETURN name a byte range of a buffer;
- * SETTLED says in device_bytes and host_bytes where a buffer's waiting
- * bytes went; ADVICE carries the tenant's device_bytes, host_bytes,
- * entitlement and oversub_ns.
+ * one into the other). EVICT and RETURN are orders: they name a byte range
+ * of a buffer to move, and the agent acknowledges each by its id. SETTLED
+ * and ADVICE are notices (id 0), acknowledged by nobody. SETTLED says where
+ * a new buffer's waiting bytes went: they are [offset, offset + length), its
+ * first device_bytes now on the device, its last host_bytes on the host
+ * (device_bytes + host_bytes == length; an older engine sent offset 0, the
+ * buffer's size as length and the split alone, which the agent tells apart by
+ * that sum and answers by asking GOS_REQ_PLACEMENT). ADVICE carries the
+ * tenant's device_bytes, host_bytes, entitlement and oversub_ns.
  */
 enum gos_order_kind {
 	GOS_ORDER_EVICT = 1,
@@ -268,9 +284,9 @@ struct gos_wire_order {
 	__u32 kind;
 	__u32 gpu;			/* index among the job's GPUs */
 	__u64 buffer;
-	__u64 offset;			/* EVICT, RETURN: the range in the buffer */
+	__u64 offset;			/* EVICT, RETURN, SETTLED: the range in the buffer */
 	__u64 length;
-	__u64 device_bytes;
+	__u64 device_bytes;		/* SETTLED: the range's split; ADVICE: the tenant's */
 	__u64 host_bytes;
 	__u64 entitlement;
 	__u64 oversub_ns;		/* ADVICE: how long the job has had bytes in host RAM there */
@@ -412,9 +428,9 @@ struct gos_ioc_alloc {
 	__u32 gpu;			/* index among the job's GPUs */
 	__u32 priority;
 	__u32 flags;			/* GOS_ALLOC_FLAG_* */
-	__u32 pad;
+	__u32 pad;			/* in: 0; out: GOS_ALLOC_IN_ORDER (gos_rep_alloc) */
 	__u64 size;
-	__u64 buffer;			/* out, and the placement: */
+	__u64 buffer;			/* out, and the placement, as gos_rep_alloc's: */
 	__u64 device_bytes;
 	__u64 host_bytes;
 	__u64 waiting_bytes;

@@ -57,6 +57,11 @@ struct gpuoversub_usage {
 	uint64_t headroom;		/* what the job may still allocate there */
 	uint64_t advice;		/* advice episodes this process saw */
 	uint64_t pinned_bytes;		/* its buffers pinned to host on advice */
+	/* Since one allocation costs one request: */
+	uint64_t daemon_requests;	/* request frames the calling thread sent
+					   to gpuoversubd (not the module's ioctls) */
+	uint64_t daemon_waits;		/* how many of them it waited for: round
+					   trips (frees are not waited for) */
 };
 
 /*

@@ -64,15 +64,19 @@ static void place(struct gos_engine *eng, struct gos_chunk *c, u8 state,
 }
 
 /*
- * Unplaced chunks: on the device while it has room; else they wait for
- * space that evictions in flight will free; what even that cannot cover
- * (the reducer found nothing more to take) goes to the host.
+ * Unplaced chunks, in order: on the device while it has room; then waiting
+ * for space that evictions in flight will free; what even that cannot
+ * cover (the reducer found nothing more to take) goes to the host, and so
+ * does every chunk after it. A new buffer is thus laid out device, waiting,
+ * host, in that order (the reducer's own picks are its last chunks), and
+ * the agent reads where each chunk is from the reply's byte counts.
  */
 static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
 			       struct gos_alloc_result *res)
 {
 	struct gos_gpu *gpu = buf->tenant->gpu;
 	s64 cover = gos_coming_free(gpu) - (s64)gpu->waiting;
+	bool spilled = false;
 	u32 i;
 
 	for (i = 0; i < buf->nchunks; i++) {
@@ -81,7 +85,8 @@ static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
 
 		if (c->state != GOS_CHUNK_NONE)
 			continue;
-		if ((s64)bytes > cover) {
+		if (spilled || (s64)bytes > cover) {
+			spilled = true;
 			place(eng, c, GOS_CHUNK_HOST, res);
 			continue;
 		}
@@ -92,6 +97,7 @@ static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
 		}
 		if (!buf->nwaiting++) {
 			buf->wait_head = i;
+			buf->wait_first = i;
 			gos_list_add_tail(&buf->wait_node, &gpu->waitq);
 		}
 		buf->wait_tail = i + 1;
@@ -99,7 +105,10 @@ static void place_rest_waiting(struct gos_engine *eng, struct gos_buffer *buf,
 	}
 }
 
-/* Chunks in order on the device up to room bytes, the rest on the host. */
+/*
+ * Chunks in order on the device up to room bytes, the rest on the host
+ * (a short last chunk too, where it would fit: the device part is a prefix).
+ */
 static void place_up_to(struct gos_engine *eng, struct gos_buffer *buf,
 			u64 room, struct gos_alloc_result *res)
 {
@@ -109,7 +118,7 @@ static void place_up_to(struct gos_engine *eng, struct gos_buffer *buf,
 		struct gos_chunk *c = &buf->chunks[i];
 		u64 bytes = gos_chunk_size(eng, c);
 
-		if (bytes <= room) {
+		if (bytes <= room && !res->host_bytes) {
 			room -= bytes;
 			place(eng, c, GOS_CHUNK_DEVICE, res);
 		} else {
@@ -132,20 +141,15 @@ static void place_static(struct gos_engine *eng, struct gos_buffer *buf,
 }
 
 static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
-			  struct gos_pool *pool, struct gos_alloc_result *res)
+			  struct gos_alloc_result *res)
 {
 	struct gos_gpu *gpu = buf->tenant->gpu;
 	s64 claimable = gos_coming_free(gpu) - (s64)gpu->waiting;
-	u32 i;
+	struct gos_pool pool = { .buf = buf, .n = buf->nchunks, .bytes = buf->size };
 
-	for (i = 0; i < buf->nchunks; i++)
-		pool->idx[i] = i;
-	pool->buf = buf;
-	pool->n = buf->nchunks;
-	pool->bytes = buf->size;
-	gos_reduce(eng, gpu, pool, (s64)buf->size - claimable, false);
+	gos_reduce(eng, gpu, &pool, (s64)buf->size - claimable, false);
 	/* Chunks the reducer sent to the host were placed there already. */
-	res->host_bytes = buf->size - pool->bytes;
+	res->host_bytes = buf->size - pool.bytes;
 	place_rest_waiting(eng, buf, res);
 }
 
@@ -197,7 +201,6 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 	struct gos_tenant *t = gos_idmap_get(&eng->tenants, tenant);
 	bool pinned = flags & GOS_ALLOC_UNEVICTABLE;
 	u64 n64 = (size + eng->cfg.chunk_size - 1) / eng->cfg.chunk_size;
-	struct gos_pool pool = { 0 };
 	struct gos_buffer *buf;
 	u32 n = pinned ? 0 : (u32)n64;
 	int err;
@@ -218,17 +221,9 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 		err = gos_tenant_reserve_prio(t, prio, n);
 	if (err)
 		return err;
-	if (n && eng->cfg.fairness == GOS_FAIR_WEIGHTED &&
-	    !fast_path(eng, t->gpu, size)) {
-		pool.idx = gos_os_zalloc((size_t)n * sizeof(u32));
-		if (!pool.idx)
-			return -ENOMEM;
-	}
 	buf = buffer_new(eng, cl, t, size, n, (u8)prio, flags & GOS_ALLOC_AGAIN);
-	if (!buf) {
-		gos_os_free(pool.idx);
+	if (!buf)
 		return -ENOMEM;
-	}
 	*res = (struct gos_alloc_result){ .buffer = buf->id };
 	if (pinned)
 		return alloc_unevictable(eng, buf, res);
@@ -238,13 +233,12 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 	}
 	if (!(flags & GOS_ALLOC_AGAIN))
 		t->st.slow_allocs++;
-	if (pool.idx)
-		place_reduced(eng, buf, &pool, res);
+	if (eng->cfg.fairness == GOS_FAIR_WEIGHTED)
+		place_reduced(eng, buf, res);
 	else if (eng->cfg.fairness == GOS_FAIR_STATIC)
 		place_static(eng, buf, res);
 	else
 		place_up_to(eng, buf, gos_free_now(t->gpu), res);
-	gos_os_free(pool.idx);
 	return 0;
 }
 

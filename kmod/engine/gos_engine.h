@@ -60,8 +60,10 @@ enum gos_chunk_state {
 enum gos_msg_kind {
 	GOS_MSG_EVICT = 1,	/* move range to host, then ack or fail */
 	GOS_MSG_RETURN,		/* move range to the device, then ack or fail */
-	GOS_MSG_SETTLED,	/* a buffer's waiting chunks are all placed: */
-				/* device_bytes/host_bytes say where they went */
+	GOS_MSG_SETTLED,	/* a notice: a buffer's waiting chunks, */
+				/* [offset, offset + length), are all placed: */
+				/* the first device_bytes on the device, the */
+				/* last host_bytes on the host */
 	GOS_MSG_ADVICE,		/* tenant throttled: stays oversubscribed */
 };
 
@@ -90,11 +92,17 @@ struct gos_config {
 
 void gos_config_defaults(struct gos_config *cfg);
 
+/*
+ * Where a new buffer's chunks are, in this order: its first device_bytes on
+ * the GPU, the next waiting_bytes waiting for space (kept in host RAM until
+ * GOS_MSG_SETTLED), its last host_bytes in host RAM. Nothing else need be
+ * asked (gos_buffer_placement) to place it.
+ */
 struct gos_alloc_result {
 	u64 buffer;		/* handle for free, priority and orders */
-	u64 device_bytes;	/* placed on the GPU now */
-	u64 host_bytes;		/* placed in host RAM now */
-	u64 waiting_bytes;	/* wait for GOS_MSG_SETTLED before touching */
+	u64 device_bytes;
+	u64 host_bytes;
+	u64 waiting_bytes;
 };
 
 /* One record read by a client. Ranges are byte offsets into the buffer. */
@@ -105,7 +113,7 @@ struct gos_message {
 	u64 buffer;
 	u64 offset;
 	u64 length;
-	u64 device_bytes;	/* SETTLED: the waited bytes' split; ADVICE: tenant's */
+	u64 device_bytes;	/* SETTLED: the range's split; ADVICE: the tenant's */
 	u64 host_bytes;
 	u64 entitlement;	/* ADVICE: the tenant's fair share */
 	u64 oversub_ns;		/* ADVICE: the tenant's time with bytes in host RAM */

@@ -124,6 +124,7 @@ struct gos_buffer {
 	u32 nchunks;		/* 0 for unevictable buffers */
 	u32 nwaiting;
 	u32 wait_head, wait_tail; /* WAITING chunks lie within [head, tail) */
+	u32 wait_first;		/* the first chunk that waited: SETTLED's offset */
 	u64 waited_device, waited_host; /* where waiting chunks went */
 	struct gos_chunk chunks[];
 };
@@ -238,9 +239,9 @@ void gos_msg_drop_client(struct gos_engine *eng, struct gos_client *cl);
 void gos_client_resume(struct gos_engine *eng, struct gos_client *cl);
 
 /* reduce.c: the new buffer's chunks that have no place yet */
+/* A new buffer's chunks the reducer may still send to the host: [0, n). */
 struct gos_pool {
 	struct gos_buffer *buf;
-	u32 *idx;
 	u32 n;
 	u64 bytes;
 };

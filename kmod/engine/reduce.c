@@ -4,7 +4,8 @@
  * enough memory is covered, pick the victim tenant with the largest key,
  * take one chunk from it, and pick again. The incoming buffer counts toward
  * its own tenant, so a huge allocation is charged to whoever makes it; its
- * chunks that are chosen go straight to the host with no copy.
+ * chunks that are chosen go straight to the host with no copy, the last
+ * ones first, so that the allocation's reply says which (alloc.c).
  */
 #include "internal.h"
 
@@ -60,7 +61,7 @@ static bool take_from_pool(struct gos_engine *eng, struct gos_tenant *v,
 	if (eng->cfg.select == GOS_SELECT_RANDOM) {
 		rivals = v->dev.count;
 	} else {
-		prio = pool->buf->chunks[pool->idx[0]].prio;
+		prio = pool->buf->chunks[0].prio;
 		lowest = (u32)__builtin_ctz(v->dev.mask);
 		if (prio != lowest)
 			return prio < lowest;
@@ -69,13 +70,12 @@ static bool take_from_pool(struct gos_engine *eng, struct gos_tenant *v,
 	return gos_rand_below(eng, pool->n + rivals) < pool->n;
 }
 
+/* The last of the new buffer's chunks still in the pool goes. */
 static u64 pool_to_host(struct gos_engine *eng, struct gos_pool *pool)
 {
-	u32 i = gos_rand_below(eng, pool->n);
-	struct gos_chunk *c = &pool->buf->chunks[pool->idx[i]];
+	struct gos_chunk *c = &pool->buf->chunks[--pool->n];
 	u64 bytes = gos_chunk_size(eng, c);
 
-	pool->idx[i] = pool->idx[--pool->n];
 	pool->bytes -= bytes;
 	gos_chunk_set(eng, c, GOS_CHUNK_HOST);
 	c->buf->tenant->st.bytes_host_placed += bytes;

@@ -8,8 +8,12 @@
 #include "internal.h"
 
 /*
- * Reports where the waiting chunks went. Only those: the rest of the buffer
- * may be moving under other orders, which the client hears about itself.
+ * Tells the client where the buffer's waiting chunks went: they lie in one
+ * range, placed on the device from its start as space freed and trimmed to
+ * the host from its end, so the notice names the range and its split (the
+ * first device_bytes of it on the device, the rest on the host). Only
+ * those: the rest of the buffer may be moving under other orders, which
+ * the client hears about itself.
  */
 static void buffer_settled(struct gos_engine *eng, struct gos_buffer *buf)
 {
@@ -19,7 +23,8 @@ static void buffer_settled(struct gos_engine *eng, struct gos_buffer *buf)
 	m.kind = GOS_MSG_SETTLED;
 	m.tenant = buf->tenant->id;
 	m.buffer = buf->id;
-	m.length = buf->size;
+	m.offset = (u64)buf->wait_first * eng->cfg.chunk_size;
+	m.length = buf->waited_device + buf->waited_host;
 	m.device_bytes = buf->waited_device;
 	m.host_bytes = buf->waited_host;
 	/*

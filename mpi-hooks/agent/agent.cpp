@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "counted_client.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {
@@ -30,7 +31,12 @@ bool Agent::link()
 	if (link_.connected())
 		return true;
 	executor_.start();
-	return link_.ensure();
+	bool linked_now = false;
+	if (!link_.ensure(&linked_now))
+		return false;
+	if (linked_now)
+		register_waiting(link_, placement_, registry_);
+	return true;
 }
 
 // CUDA_SUCCESS, or the refusal when GPUOVERSUB_REQUIRED=1 and the engine
@@ -42,16 +48,6 @@ CUresult Agent::admit(const char *what, std::size_t size)
 	warn(std::string("GPUOVERSUB_REQUIRED=1 and the engine is not available: refusing ") + what + " of " +
 	     std::to_string(size) + " bytes");
 	return CUDA_ERROR_NOT_PERMITTED;
-}
-
-void Agent::registered(const Buffer &b, const gos_rep_alloc &rep)
-{
-	if (placement_.place_new(b, rep))
-		return;
-	gos_wire_order settle{};
-	settle.kind = GOS_ORDER_SETTLED;
-	settle.buffer = rep.buffer;
-	executor_.post(settle);
 }
 
 int Agent::set_priority(std::uint64_t ptr, std::uint64_t len, std::uint32_t prio)
@@ -106,6 +102,11 @@ int Agent::stats(gpuoversub_usage &caller)
 		out.entitlement += info.entitlement;
 		out.headroom += headroom(info);
 	}
+	// Counted after the calls above, so that a caller's two readings
+	// differ by what it did in between.
+	RequestCount requests = thread_requests();
+	out.daemon_requests = requests.sent;
+	out.daemon_waits = requests.waited;
 	std::memcpy(&caller, &out, out.size);
 	return 0;
 }

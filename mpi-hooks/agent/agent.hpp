@@ -17,7 +17,7 @@
 //
 // Lock order: a thread holding one of these takes only those further down.
 //   1. Advice::mu_         the application's advice callback runs under it
-//   2. Link::mu_           connecting; the hello and re-registration run under it
+//   2. Link::mu_           connecting; the hello runs under it
 //   3. Buffer::op          one at a time, but for the executor's batch
 //   4. the leaves, never nested: Link::client_mu_, Registry::mu_,
 //      OrderExecutor::mu_ (then Lanes::mu_, at fork only), Placement::mu_,
@@ -90,7 +90,6 @@ private:
 	void order(const gos_wire_order &o) override { executor_.post(o); }
 	void lost(std::uint64_t connection) override { executor_.lost(connection); }
 	void engine_changed() override { executor_.clear(); }
-	void registered(const Buffer &b, const gos_rep_alloc &rep) override;
 
 	bool link();
 	CUresult admit(const char *what, std::size_t size);

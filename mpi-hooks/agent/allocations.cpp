@@ -25,7 +25,10 @@ CUresult Agent::track(const BufferRef &b)
 	if (!link_.manages(b->dev))
 		return CUDA_SUCCESS;
 	std::string why;
-	int err = link_.register_buffer(b, &why);
+	Registration r = register_and_place(link_, placement_, b, &why, settings().inline_prefetch);
+	if (r.prefetch_later)
+		executor_.prefetch_later(b, r);
+	int err = r.err;
 	if (!err || err == -ENOTCONN)
 		return CUDA_SUCCESS;	// registered, or will be on the next link
 	registry_.take(b->base, b->backing == Backing::vmm);

@@ -43,6 +43,15 @@ void OrderExecutor::post(const gos_wire_order &o)
 	cv_.notify_one();
 }
 
+void OrderExecutor::prefetch_later(const BufferRef &b, const Registration &r)
+{
+	{
+		std::lock_guard q(mu_);
+		prefetches_.emplace_back(b, r);
+	}
+	cv_.notify_one();
+}
+
 void OrderExecutor::lost(std::uint64_t connection)
 {
 	{
@@ -65,6 +74,7 @@ void OrderExecutor::clear()
 {
 	std::lock_guard q(mu_);
 	orders_.clear();
+	prefetches_.clear();	// their buffers are registered anew, and placed then
 }
 
 void OrderExecutor::run()
@@ -73,12 +83,15 @@ void OrderExecutor::run()
 	relax_capture();
 	for (;;) {
 		std::vector<gos_wire_order> batch;
+		std::vector<std::pair<BufferRef, Registration>> due;
 		std::uint64_t lost;
 		{
 			std::unique_lock q(mu_);
-			cv_.wait_for(q, std::chrono::milliseconds(100), [&] { return lost_ || nudged_ || !orders_.empty(); });
+			cv_.wait_for(q, std::chrono::milliseconds(100),
+				     [&] { return lost_ || nudged_ || !orders_.empty() || !prefetches_.empty(); });
 			nudged_ = false;
 			lost = std::exchange(lost_, 0);
+			due.swap(prefetches_);
 			if (!lost)
 				while (!orders_.empty() && batch.size() < max_batch) {
 					batch.push_back(orders_.front());
@@ -87,11 +100,29 @@ void OrderExecutor::run()
 		}
 		if (lost)
 			link_.lose(lost);
+		prefetch(due);
 		execute(batch);
 		frees_.reap();
 		reserve_.refill();
 		report_activity();
-		link_.ensure();	// relinks once the daemon is back
+		bool linked_now = false;
+		if (link_.ensure(&linked_now) && linked_now)	// relinks once the daemon is back
+			register_waiting(link_, placement_, registry_);
+	}
+}
+
+// Each still as registered and moved by no order since: else an order
+// ran on it first, and the engine says where its chunks are now.
+void OrderExecutor::prefetch(const std::vector<std::pair<BufferRef, Registration>> &due)
+{
+	for (const auto &[b, r] : due) {
+		std::lock_guard op(b->op);
+		if (b->freed || b->engine_id != r.engine_id)
+			continue;
+		if (b->moves == r.moves)
+			placement_.place(*b, 0, r.device_bytes, true, -1);
+		else
+			placement_.place_as_engine_says(*b);
 	}
 }
 
@@ -131,12 +162,12 @@ void OrderExecutor::execute(const std::vector<gos_wire_order> &batch)
 		if (o.kind == GOS_ORDER_ADVICE) {
 			advice_.advise(o);
 		} else if (o.kind == GOS_ORDER_SETTLED) {
-			BufferRef b = registry_.by_id(o.buffer);
+			BufferRef b = registry_.settled_buffer(o);
 			if (!b)
-				continue;
+				continue;	// kept for its registration to place
 			std::unique_lock op(b->op);
 			if (!b->freed && b->engine_id == o.buffer)
-				placement_.place_as_engine_says(*b);
+				placement_.place_settled(*b, o);
 		}
 	}
 	execute_moves(moves);
@@ -163,6 +194,7 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 			held.emplace(b.get(), std::unique_lock(b->op));
 		if (b->freed || b->engine_id != o->buffer)
 			continue;
+		b->moves++;
 		issued.push_back({o, b, b->evictable() && o->offset < b->size ? 0 : -EINVAL});
 		if (!issued.back().err)
 			spans.push_back({b.get(), o->offset, std::min(o->length, b->size - o->offset),
@@ -256,6 +288,7 @@ void OrderExecutor::fork_child()
 {
 	lanes_.fork_child();
 	orders_.clear();
+	prefetches_.clear();
 	lost_ = 0;
 	nudged_ = false;
 	started_ = false;

@@ -6,7 +6,7 @@
 // launches as activity, hands a lost connection to the link, and relinks
 // when the daemon is back.
 //
-// Lock: mu_ guards the queue (orders_, lost_, nudged_), started_ and cv_; a leaf,
+// Lock: mu_ guards the queue (orders_, prefetches_, lost_, nudged_), started_ and cv_; a leaf,
 // taken before the lanes' own (at fork).
 // The thread owns the rest; the counters are atomics.
 #pragma once
@@ -25,6 +25,7 @@
 #include "lanes.hpp"
 #include "link.hpp"
 #include "placement.hpp"
+#include "registration.hpp"
 #include "reserve.hpp"
 
 namespace gos::agent {
@@ -40,6 +41,8 @@ public:
 
 	void start();	// the thread, once (and once more in a forked child)
 	void post(const gos_wire_order &o);
+	// A new buffer's device part, prefetched here (registration.hpp).
+	void prefetch_later(const BufferRef &b, const Registration &r);
 	void lost(std::uint64_t connection);	// the thread tells the link
 	void clear();	// the orders queued are for an engine that is gone
 	void nudge();	// the reserve wants refilling now
@@ -70,6 +73,7 @@ private:
 	static void *thread_main(void *self);
 	void run();
 	void execute(const std::vector<gos_wire_order> &batch);
+	void prefetch(const std::vector<std::pair<BufferRef, Registration>> &due);
 	void execute_moves(const std::vector<const gos_wire_order *> &moves);
 	void report_activity();
 
@@ -85,6 +89,7 @@ private:
 	std::mutex mu_;
 	std::condition_variable cv_;
 	std::deque<gos_wire_order> orders_;
+	std::vector<std::pair<BufferRef, Registration>> prefetches_;
 	std::uint64_t lost_ = 0;	// a connection that dropped, 0 when none
 	bool started_ = false;
 	bool nudged_ = false;

@@ -5,10 +5,10 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 
 #include "context_overhead.hpp"
+#include "counted_client.hpp"
 #include "ranks.hpp"
 #include "settings.hpp"
 
@@ -38,7 +38,7 @@ std::shared_ptr<EngineClient> Link::engine() const
 	return client_;
 }
 
-bool Link::ensure()
+bool Link::ensure(bool *linked_now)
 {
 	if (connected())
 		return true;
@@ -47,7 +47,10 @@ bool Link::ensure()
 		return state_ == State::connected;
 	if (std::chrono::steady_clock::now() < next_try_)
 		return false;
-	return try_connect();
+	bool linked = try_connect();
+	if (linked_now)
+		*linked_now = linked;
+	return linked;
 }
 
 // Called with mu_ held.
@@ -62,7 +65,7 @@ bool Link::try_connect()
 	// dropping is no loss of them, and the kernel client reconnects it.
 	auto kernel_mode = std::make_shared<std::atomic<bool>>(false);
 	try {
-		std::unique_ptr<EngineClient> daemon = connect_daemon(
+		std::unique_ptr<EngineClient> daemon = counted(connect_daemon(
 			settings().socket, [this](const gos_wire_order &o) { events_.order(o); },
 			[this, connection, kernel_mode] {
 				if (kernel_mode->load())
@@ -70,7 +73,7 @@ bool Link::try_connect()
 				if (live_.load() == connection)
 					connected_.store(false, std::memory_order_release);
 				events_.lost(connection);
-			});
+			}));
 		gos_req_hello req{};
 		req.pid = static_cast<std::uint32_t>(getpid());
 		ranks_.fill(req);
@@ -124,12 +127,6 @@ bool Link::try_connect()
 	state_ = State::connected;
 	live_.store(connection);
 	connected_.store(true, std::memory_order_release);
-	// What the device holds first: the engine must know it before it
-	// places what waited on the host.
-	auto waiting = registry_.unregistered();
-	std::stable_partition(waiting.begin(), waiting.end(), [](const BufferRef &b) { return !b->started_on_host; });
-	for (const BufferRef &b : waiting)
-		register_buffer(b);
 	return true;
 }
 
@@ -160,7 +157,7 @@ void Link::account_context(int dev)
 	{
 		std::lock_guard c(client_mu_);
 		auto d = static_cast<std::size_t>(dev);
-		if (d >= context_reported_.size() || context_reported_[d])
+		if (!manages(dev) || d >= context_reported_.size() || context_reported_[d])
 			return;
 		context_reported_[d] = true;
 	}
@@ -177,18 +174,18 @@ void Link::account_context(int dev)
 		b = std::make_shared<Buffer>(key, bytes, dev, nullptr, Backing::context);
 		registry_.add(b);
 	}
-	register_buffer(b);
+	std::lock_guard op(b->op);
+	gos_rep_alloc rep;
+	register_buffer(b, rep);	// unevictable: nothing to place
 }
 
-int Link::register_buffer(const BufferRef &b, std::string *why)
+int Link::register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why,
+			  std::optional<gos_wire_order> *settled)
 {
 	if (!manages(b->dev))
 		return -ENOTCONN;
-	if (b->backing != Backing::context)
-		account_context(b->dev);
-	std::lock_guard op(b->op);
 	if (b->freed || b->engine_id)
-		return 0;
+		return 1;
 	auto engine = this->engine();
 	if (!engine)
 		return -ENOTCONN;
@@ -197,7 +194,7 @@ int Link::register_buffer(const BufferRef &b, std::string *why)
 	req.priority = b->priority;
 	req.flags = (b->evictable() ? 0 : GOS_ALLOC_FLAG_UNEVICTABLE) | (b->registered ? GOS_ALLOC_FLAG_AGAIN : 0);
 	req.size = b->size;
-	gos_rep_alloc rep{};
+	rep = gos_rep_alloc{};
 	if (int err = engine->alloc(req, rep)) {
 		if (why)
 			*why = engine->error();
@@ -206,14 +203,15 @@ int Link::register_buffer(const BufferRef &b, std::string *why)
 			     " bytes: " + engine->error());
 		return err;
 	}
-	registry_.set_id(b, rep.buffer);
+	std::optional<gos_wire_order> early = registry_.set_id(b, rep.buffer);
+	if (settled)
+		*settled = early;
 	b->registered = true;
 	numa_.store(rep.numa_node, std::memory_order_relaxed);
 	for (const PriorityRange &r : b->ranges) {
 		gos_req_priority p{rep.buffer, r.offset, r.length, r.priority, 0};
 		engine->set_priority(p);
 	}
-	events_.registered(*b, rep);
 	return 0;
 }
 

@@ -6,10 +6,14 @@
 //
 // Locks, in order:
 //   mu_         connecting and losing: state_, next_try_, warned_,
-//               attempts_. Held across the hello and the registration of
-//               what was allocated meanwhile, so it comes before Buffer::op.
+//               attempts_. Held across the connection and its hello (the
+//               link's set-up, which no allocation waits for twice); the
+//               caller registers what was allocated meanwhile after it
+//               (registration.hpp). Before Buffer::op.
 //   client_mu_  the engine client and the devices whose context memory it
 //               was told about: both belong to one connection. A leaf.
+// Nothing here calls out of the link under a buffer's op: register_buffer
+// returns the engine's reply, and its caller places the buffer.
 // connected_, live_ and the hello's facts are atomics: every allocation
 // reads them, and none waits for a connection being made.
 #pragma once
@@ -19,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,8 +46,6 @@ public:
 	// The engine went, or a new one came: orders queued are void. With
 	// the link's mu_ held.
 	virtual void engine_changed() = 0;
-	// b is registered and rep says where its chunks are. With b's op held.
-	virtual void registered(const Buffer &b, const gos_rep_alloc &rep) = 0;
 
 protected:
 	~LinkEvents() = default;
@@ -53,8 +56,9 @@ public:
 	Link(Registry &registry, const RankFacts &ranks, LinkEvents &events);
 
 	// True when the engine is there to ask; connects when it is time to
-	// try. Cheap when connected.
-	bool ensure();
+	// try. Cheap when connected. *linked_now: this call made the link, and
+	// its caller registers what was allocated meanwhile.
+	bool ensure(bool *linked_now = nullptr);
 	bool connected() const { return connected_.load(std::memory_order_acquire); }
 	// Whether the engine accounts CUDA device dev's memory.
 	bool manages(int dev) const;
@@ -71,11 +75,18 @@ public:
 	std::uint64_t chunk_size() const { return chunk_size_.load(std::memory_order_relaxed); }
 	int numa() const { return numa_.load(std::memory_order_relaxed); }	// host node, -1 unknown
 
-	// Tells the engine about b, and once per connection about the CUDA
-	// context's own memory on b's device. -ENOTCONN when unlinked: b is
+	// Tells the engine about b, whose op the caller holds; rep is where
+	// the engine put its chunks (the caller places them before it lets go
+	// of op, so that no order on b runs first). 1: nothing to do (b is
+	// freed, or registered already). -ENOTCONN when unlinked: b is
 	// registered on the next link. Other errors are the engine's refusal,
 	// explained in *why (or warned about).
-	int register_buffer(const BufferRef &b, std::string *why = nullptr);
+	// *settled: a SETTLED of b that came before the reply did.
+	int register_buffer(const BufferRef &b, gos_rep_alloc &rep, std::string *why = nullptr,
+			    std::optional<gos_wire_order> *settled = nullptr);
+	// Once per connection and device, before a buffer of that device is
+	// registered: the CUDA context's own memory, as an unevictable buffer.
+	void account_context(int dev);
 	// The priority of [offset, offset + length) of b, kept for b's next
 	// registration. Takes b's op.
 	int set_priority(Buffer &b, std::uint64_t offset, std::uint64_t length, std::uint32_t priority);
@@ -92,7 +103,6 @@ private:
 	enum class State { untried, connected, down, refused };
 
 	bool try_connect();
-	void account_context(int dev);
 
 	Registry &registry_;
 	const RankFacts &ranks_;

@@ -3,7 +3,6 @@
 #include <cerrno>
 
 #include "driver.hpp"
-#include "settings.hpp"
 
 namespace gos::agent {
 
@@ -109,21 +108,47 @@ int Placement::place_as_engine_says(const Buffer &b)
 	return result;
 }
 
-// Where the engine says when some of b is on the host or waiting (or b has
-// priority ranges), else all on the device, like cuMemAlloc. Deferred
-// (GPUOVERSUB_ALLOC_PREFETCH=deferred), the agent's thread prefetches it:
-// the prefetch call blocks ~330 us per 64 MiB on an H100, but a kernel that
-// touches the buffer first populates it on the device by faults, which
-// cost ~2.5% of kernel bandwidth there (bench/RESULTS.md).
-bool Placement::place_new(const Buffer &b, const gos_rep_alloc &rep)
+// The device part on the device, like cuMemAlloc, unless the application
+// placed its own managed memory (only evictions are ours); the waiting and
+// host parts on the host. Deferred (GPUOVERSUB_ALLOC_PREFETCH=deferred),
+// the agent's thread prefetches the device part: the prefetch call blocks
+// ~330 us per 64 MiB on an H100, but a kernel that touches the buffer
+// first populates it on the device by faults, which cost ~2.5% of kernel
+// bandwidth there (bench/RESULTS.md). An older engine's reply says where
+// the chunks are only when they are all in one place.
+bool Placement::place_new(const Buffer &b, const gos_rep_alloc &rep, bool prefetch_now)
 {
-	if (b.evictable() && (rep.host_bytes || rep.waiting_bytes || !b.ranges.empty()))
+	std::uint64_t device = std::min<std::uint64_t>(rep.device_bytes, b.size);
+	if (!b.evictable())
+		return true;
+	if (!(rep.pad & GOS_ALLOC_IN_ORDER) && device && device < b.size) {
 		place_as_engine_says(b);
-	else if (b.backing == Backing::managed && settings().inline_prefetch)
-		place(b, 0, b.size, true, -1);
-	else if (b.backing == Backing::managed)
+		return true;
+	}
+	if (device < b.size)
+		place(b, device, b.size - device, false, link_.numa());
+	if (!device || b.backing != Backing::managed)
+		return true;
+	if (!prefetch_now)
 		return false;
+	place(b, 0, device, true, -1);
 	return true;
+}
+
+// [offset, offset + length) waited: its first device_bytes went to the
+// device, the rest to the host. An older engine's notice, which names no
+// range, is told apart by its split not adding up to it.
+void Placement::place_settled(const Buffer &b, const gos_wire_order &o)
+{
+	bool named = o.device_bytes + o.host_bytes == o.length && o.offset <= b.size && o.length <= b.size - o.offset;
+	if (!named) {
+		place_as_engine_says(b);
+		return;
+	}
+	if (o.device_bytes && b.backing != Backing::app_managed)
+		place(b, o.offset, o.device_bytes, true, -1);
+	if (o.host_bytes)
+		place(b, o.offset + o.device_bytes, o.host_bytes, false, link_.numa());
 }
 
 void Placement::fork_child()

@@ -35,11 +35,15 @@ public:
 	// need not be kept.
 	int place(const Buffer &b, std::uint64_t offset, std::uint64_t length, bool on_device, int numa,
 		  unsigned lane = 0, bool dead = false, Step step = Step::both);
-	// Asks the engine where each chunk of b is and puts it there.
+	// Asks the engine where each chunk of b is and puts it there: for an
+	// engine older than GOS_ALLOC_IN_ORDER, or after an order it gave up on.
 	int place_as_engine_says(const Buffer &b);
-	// A buffer just registered, as the engine's reply says. False when its
-	// prefetch to the device is left to the agent's thread.
-	bool place_new(const Buffer &b, const gos_rep_alloc &rep);
+	// A buffer just registered, as the engine's reply says (abi.h,
+	// gos_rep_alloc). False when its device part, [0, rep.device_bytes),
+	// is left to the agent's thread (prefetch_now false).
+	bool place_new(const Buffer &b, const gos_rep_alloc &rep, bool prefetch_now);
+	// Its waiting chunks, as a SETTLED notice says.
+	void place_settled(const Buffer &b, const gos_wire_order &settled);
 	// Waits for what was issued in ctx on lane: 0 or -EIO.
 	int wait(CUcontext ctx, unsigned lane = 0);
 

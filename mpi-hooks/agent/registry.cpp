@@ -1,5 +1,7 @@
 #include "registry.hpp"
 
+#include <algorithm>
+
 namespace gos::agent {
 
 void Registry::add(const BufferRef &b)
@@ -49,14 +51,33 @@ BufferRef Registry::by_id(std::uint64_t id) const
 	return it == by_id_->end() ? nullptr : it->second;
 }
 
-void Registry::set_id(const BufferRef &b, std::uint64_t id)
+std::optional<gos_wire_order> Registry::set_id(const BufferRef &b, std::uint64_t id)
 {
 	std::lock_guard g(mu_);
 	if (b->engine_id)
 		by_id_->erase(b->engine_id);
 	b->engine_id = id;
-	if (id)
-		(*by_id_)[id] = b;
+	if (!id)
+		return std::nullopt;
+	(*by_id_)[id] = b;
+	auto it = std::find_if(early_.begin(), early_.end(), [id](const gos_wire_order &o) { return o.buffer == id; });
+	if (it == early_.end())
+		return std::nullopt;
+	gos_wire_order settled = *it;
+	early_.erase(it);
+	return settled;
+}
+
+BufferRef Registry::settled_buffer(const gos_wire_order &settled)
+{
+	std::lock_guard g(mu_);
+	auto it = by_id_->find(settled.buffer);
+	if (it != by_id_->end())
+		return it->second;
+	if (early_.size() == early_max)
+		early_.pop_front();
+	early_.push_back(settled);
+	return nullptr;
 }
 
 std::vector<BufferRef> Registry::all() const
@@ -94,6 +115,7 @@ void Registry::forget_ids()
 	for (auto &[id, b] : *by_id_)
 		b->engine_id = 0;
 	by_id_->clear();
+	early_.clear();
 }
 
 void Registry::fork_child()
@@ -104,6 +126,7 @@ void Registry::fork_child()
 	by_ptr_ = new std::map<std::uint64_t, BufferRef>;
 	by_handle_ = new std::map<std::uint64_t, BufferRef>;
 	by_id_ = new std::map<std::uint64_t, BufferRef>;
+	early_.clear();
 	mu_.unlock();
 }
 

@@ -3,7 +3,7 @@
 // registered. Buffers outlive the map entries that hold them while an
 // order runs on them (shared_ptr), and op serializes orders with free.
 //
-// Locks: Registry::mu_ guards the three maps; a leaf (no other agent lock
+// Locks: Registry::mu_ guards the three maps and early SETTLED notices; a leaf (no other agent lock
 // is taken while it is held). Buffer::op is held while an order, a free
 // or a registration works on a buffer, so that none of them acts on memory
 // another has freed; a thread holds one op at a time, except the order
@@ -12,11 +12,15 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
+#include <optional>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include <gpuoversub/abi.h>
 
 #include "cuda_api.hpp"
 #include "fork_safe.hpp"
@@ -59,6 +63,8 @@ struct Buffer {
 	// buffers on the device, so that the engine counts those first.
 	std::atomic<bool> started_on_host{false};
 	std::vector<PriorityRange> ranges;	// under op; sent on registration
+	std::uint32_t moves = 0;	// under op: orders carried out on it (a deferred prefetch
+					// made stale by one asks the engine instead)
 	bool pinned = false;		// given priority 0 on advice; the agent's thread's
 	bool registered = false;	// under op: an engine has known it (a later one is told so)
 	std::atomic<bool> dead{false};	// in the agent's reserve, its contents of no use; written under op
@@ -75,7 +81,13 @@ public:
 	BufferRef find(std::uint64_t base, bool vmm) const;
 	BufferRef containing(std::uint64_t ptr) const;
 	BufferRef by_id(std::uint64_t id) const;
-	void set_id(const BufferRef &b, std::uint64_t id);
+	// b is the engine's buffer id; a SETTLED for it that came before the
+	// id was known (its reply and the notice race to the agent) is handed
+	// back, for the registering thread to place.
+	std::optional<gos_wire_order> set_id(const BufferRef &b, std::uint64_t id);
+	// The buffer a SETTLED names, or null: then the notice is kept for
+	// set_id, in one step, unless it is of a buffer freed since.
+	BufferRef settled_buffer(const gos_wire_order &settled);
 	std::vector<BufferRef> all() const;
 	std::vector<BufferRef> unregistered() const;
 	// Which of GPUs 0..ngpus-1 hold a registered buffer of this process.
@@ -93,6 +105,8 @@ private:
 	std::map<std::uint64_t, BufferRef> *by_ptr_ = new std::map<std::uint64_t, BufferRef>;
 	std::map<std::uint64_t, BufferRef> *by_handle_ = new std::map<std::uint64_t, BufferRef>;	// VMM, context
 	std::map<std::uint64_t, BufferRef> *by_id_ = new std::map<std::uint64_t, BufferRef>;
+	std::deque<gos_wire_order> early_;	// SETTLED notices ahead of their ids
+	static constexpr std::size_t early_max = 64;	// those of buffers freed at once are dropped, oldest first
 };
 
 } // namespace gos::agent

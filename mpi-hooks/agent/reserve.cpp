@@ -3,6 +3,7 @@
 #include <gpuoversub/gpuoversub.h>
 
 #include "driver.hpp"
+#include "registration.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {
@@ -47,8 +48,8 @@ bool Reserve::give_back(const BufferRef &b)
 	return true;
 }
 
-// Registered and placed like any allocation (Agent::registered puts it on
-// the device), then waited for, so that what the reserve offers is resident.
+// Registered and placed like any allocation, its device part prefetched at
+// once, then waited for, so that what the reserve offers is resident.
 BufferRef Reserve::make_block(CUcontext ctx, int dev, std::uint64_t size)
 {
 	const Driver &d = driver();
@@ -63,7 +64,7 @@ BufferRef Reserve::make_block(CUcontext ctx, int dev, std::uint64_t size)
 	auto b = std::make_shared<Buffer>(p, size, dev, ctx, Backing::managed);
 	b->dead = true;	// no one's data yet
 	registry_.add(b);
-	if (link_.register_buffer(b) != 0) {
+	if (register_and_place(link_, placement_, b, nullptr, true).err) {
 		registry_.take(p, false);
 		d.cuMemFree_v2(p);
 		return nullptr;

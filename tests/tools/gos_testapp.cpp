@@ -8,7 +8,7 @@
 //   free NAME, verify NAME, prio NAME P, tag NAME TAG -> ok | bad | err
 //   where NAME -> ok DEVICE_BYTES HOST_BYTES (fake driver only, else -1 -1)
 //   meminfo -> ok FREE TOTAL;  stats -> ok MANAGED DEVICE HOST ALLOWED EVICTIONS RETURNS
-//     BYTES_EVICTED BYTES_RETURNED
+//     BYTES_EVICTED BYTES_RETURNED REQUESTS WAITS (this thread's to gpuoversubd)
 //   usage -> ok CAPACITY USED PEAK OVER (fake driver);  fork -> ok STATUS
 //   bench N MIB -> ok MEDIAN_NS of N allocate+free pairs
 //   press NAME MIB LIMIT_MS -> ok NS from the allocation until it is all on
@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 			if (!r)
 				out << " " << u.managed << " " << u.device_bytes << " " << u.host_bytes << " " << u.allowed
 				    << " " << u.evictions << " " << u.returns << " " << u.bytes_evicted << " "
-				    << u.bytes_returned;
+				    << u.bytes_returned << " " << u.daemon_requests << " " << u.daemon_waits;
 		} else if (cmd == "usage") {
 			auto get = optional_symbol<void (*)(int, unsigned long long *)>("fakecuda_usage");
 			unsigned long long u[4] = {};

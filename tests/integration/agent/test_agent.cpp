@@ -449,3 +449,68 @@ BOOST_AUTO_TEST_CASE(kernel_launches_tell_the_balloon_who_is_busy)
 	BOOST_TEST(field(t1, "entitlement") > field(t2, "entitlement"));
 	BOOST_TEST(busy.cmd("verify a") == "ok");
 }
+
+// What an allocation costs in requests to gpuoversubd, from the agent's
+// own count of the frames the calling thread sent and waited for: a first
+// allocation sets up the link (the hello), tells the engine the context's
+// memory and registers the buffer; a steady one sends one frame and waits
+// for it, also when part of it goes to the host (the reply says which
+// part: nothing more is asked), and a free is sent, not waited for.
+BOOST_AUTO_TEST_CASE(a_first_allocation_costs_its_link_and_a_steady_one_one_request)
+{
+	Node n;
+	n.daemon.register_step(1);
+	AppProcess a(&n.daemon, 1, n.gpu, "direct", {{"GPUOVERSUB_CONTEXT_BYTES", "16M"}});
+	struct Count {
+		std::uint64_t sent, waited;
+	};
+	auto requests = [&] {
+		std::istringstream in(a.cmd("stats"));
+		std::string ok;
+		std::uint64_t skip, sent = 0, waited = 0;
+		in >> ok;
+		for (int i = 0; i < 8; i++)
+			in >> skip;
+		in >> sent >> waited;
+		BOOST_REQUIRE_MESSAGE(ok == "ok" && in, "stats: " << in.str() << "; the agent said: " << a.errors());
+		return Count{sent, waited};
+	};
+	// A reading costs what stats asks once linked (the job's view of its
+	// GPU): measured, and left out of every difference.
+	Count reading{0, 0};
+	auto since = [&](Count before) {
+		Count now = requests();
+		return Count{now.sent - before.sent - reading.sent, now.waited - before.waited - reading.waited};
+	};
+	Count start = requests();
+	BOOST_TEST(start.sent == 0u);	// not linked before it allocates
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc a 8"), "ok");
+	Count linked = requests();
+	reading = since(linked);
+	BOOST_TEST(reading.sent == 1u);
+	BOOST_TEST(reading.waited == 1u);
+	Count first{linked.sent - start.sent - reading.sent, linked.waited - start.waited - reading.waited};
+	BOOST_TEST(first.sent == 3u);	// hello, the context, the buffer
+	BOOST_TEST(first.waited == 3u);
+	Count before = requests();
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc b 8"), "ok");
+	Count steady = since(before);
+	BOOST_TEST(steady.sent == 1u);
+	BOOST_TEST(steady.waited == 1u);
+	before = requests();
+	BOOST_REQUIRE_EQUAL(a.cmd("free b"), "ok");
+	Count freed = since(before);
+	BOOST_TEST(freed.sent == 1u);
+	BOOST_TEST(freed.waited == 0u);
+	// 256 MiB less the context and a: part of c goes to the host at once.
+	before = requests();
+	BOOST_REQUIRE_EQUAL(a.cmd("alloc c 240"), "ok");
+	Count spilled = since(before);
+	BOOST_TEST(spilled.sent == 1u);
+	BOOST_TEST(spilled.waited == 1u);
+	auto [device, host] = a.where("c");
+	BOOST_TEST(device + host == 240 * MiB);
+	BOOST_TEST(host > 0u);
+	BOOST_TEST(a.cmd("verify c") == "ok");
+	BOOST_TEST(a.errors().find("gpuoversub[") == std::string::npos, a.errors());
+}

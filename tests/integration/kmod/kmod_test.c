@@ -180,6 +180,8 @@ TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 
 	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
 	EXPECT_EQ(48 * MiB, placed.device_bytes);
+	/* The reply is the placement: device, waiting, host in that order. */
+	EXPECT_EQ((__u32)GOS_ALLOC_IN_ORDER, placed.pad);
 	struct agent b = spawn(admin, t1, 48);
 
 	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));
@@ -461,7 +463,8 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	EXPECT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
 	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
 	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
-	al.buffer = 0;
+	al.buffer = 0;	/* the fields the module writes go back in as 0 */
+	al.pad = 0;
 	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
 	close(fd);
 }
@@ -497,9 +500,11 @@ TEST(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
 	first = al.buffer;
-	al.buffer = 0;
+	al.buffer = 0;	/* the fields the module writes go back in as 0 */
+	al.pad = 0;
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
 	al.buffer = 0;
+	al.pad = 0;
 	EXPECT_EQ(-ENOBUFS, call(fd, GOS_IOC_ALLOC, &al));
 	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
 

@@ -669,3 +669,71 @@ BOOST_AUTO_TEST_CASE(a_buffer_of_more_chunks_than_its_count_holds_is_refused)
 	BOOST_TEST(h.stats(a).buffers == 0u);
 	h.check_at_rest();
 }
+
+// Where a new buffer's chunks are follows from the reply alone: its first
+// device_bytes on the GPU, the next waiting_bytes waiting, the last
+// host_bytes on the host. And a SETTLED names the waited range and its
+// split, device first. So an agent never asks (gos_buffer_placement).
+BOOST_AUTO_TEST_CASE(a_new_buffer_is_laid_out_device_waiting_host_and_settled_says_where_the_waited_range_went)
+{
+	auto states = [](Harness &h, std::uint32_t cl, std::uint64_t buffer, std::uint64_t size) {
+		std::uint32_t n = static_cast<std::uint32_t>((size + 2 * MiB - 1) / (2 * MiB));
+		std::vector<std::uint8_t> st(n);
+		BOOST_REQUIRE_EQUAL(gos_buffer_placement(h.eng(), cl, buffer, 0, n, st.data()), 0);
+		return st;
+	};
+	// The state the reply implies for each byte range of chunks.
+	auto implied = [](const gos_alloc_result &r, std::uint64_t size) {
+		std::vector<std::uint8_t> st;
+		for (std::uint64_t off = 0; off < size; off += 2 * MiB)
+			st.push_back(off < r.device_bytes			  ? GOS_CHUNK_DEVICE
+				     : off < r.device_bytes + r.waiting_bytes ? GOS_CHUNK_WAITING
+									  : GOS_CHUNK_HOST);
+		return st;
+	};
+	int waited = 0, spilled = 0;
+	for (std::uint32_t fairness : {GOS_FAIR_WEIGHTED, GOS_FAIR_FCFS, GOS_FAIR_STATIC})
+		for (std::uint64_t seed = 1; seed <= 20; seed++) {
+			gos_config cfg = Harness::defaults();
+			cfg.fairness = fairness;
+			Harness h(cfg, seed);
+			h.gpu(64 * MiB);
+			auto a = h.tenant(), b = h.tenant();
+			auto ca = h.client(), cb = h.client();
+			h.alloc(ca, a, (40 + seed) * MiB);
+			std::uint64_t size = (20 + 3 * seed) * MiB + (seed % 2) * MiB;	// odd sizes end in a short chunk
+			auto r = h.alloc(cb, b, size);
+			BOOST_TEST_CONTEXT("fairness " << fairness << " seed " << seed << " size " << size) {
+				BOOST_TEST(r.device_bytes + r.waiting_bytes + r.host_bytes == size);
+				auto st = states(h, cb, r.buffer, size);
+				auto want = implied(r, size);
+				BOOST_TEST(st == want, boost::test_tools::per_element());
+				waited += r.waiting_bytes > 0;
+				spilled += r.host_bytes > 0 && r.device_bytes + r.waiting_bytes > 0;
+				if (!r.waiting_bytes)
+					continue;
+				// Acks only, no ticks: nothing but the settling moves b's chunks meanwhile.
+				gos_message settled{};
+				for (int i = 0; i < 50 && !settled.kind; i++)
+					for (const gos_message &m : h.pump())
+						if (m.kind == GOS_MSG_SETTLED && m.buffer == r.buffer)
+							settled = m;
+				BOOST_REQUIRE(settled.kind == GOS_MSG_SETTLED);
+				BOOST_TEST(settled.id == 0u);	// a notice: nothing to acknowledge
+				BOOST_TEST(settled.offset == r.device_bytes);
+				BOOST_TEST(settled.length == r.waiting_bytes);
+				BOOST_TEST(settled.device_bytes + settled.host_bytes == settled.length);
+				auto now = states(h, cb, r.buffer, size);
+				for (std::uint64_t off = settled.offset; off < settled.offset + settled.length; off += 2 * MiB) {
+					std::uint8_t s = now[off / (2 * MiB)];
+					if (off < settled.offset + settled.device_bytes)
+						BOOST_TEST((s == GOS_CHUNK_DEVICE || s == GOS_CHUNK_EVICTING), "chunk at " << off);
+					else
+						BOOST_TEST(s == GOS_CHUNK_HOST, "chunk at " << off);
+				}
+				h.check();
+			}
+		}
+	BOOST_TEST(waited > 0);		// the cases above cover every kind
+	BOOST_TEST(spilled > 0);
+}
