@@ -214,7 +214,8 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		a.alloc.device_bytes = res.device_bytes;
 		a.alloc.host_bytes = res.host_bytes;
 		a.alloc.waiting_bytes = res.waiting_bytes;
-		a.alloc.pad = GOS_ALLOC_IN_ORDER;	/* the engine's layout: no placement to ask */
+		/* the engine's layout: no placement to ask */
+		a.alloc.pad = GOS_ALLOC_IN_ORDER;
 		return copy_to_user(arg, &a.alloc, sizeof(a.alloc)) ? -EFAULT : 0;
 	case GOS_IOC_FREE:
 		err = gos_free(gos_eng, f->client, a.buffer.buffer);

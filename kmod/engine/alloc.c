@@ -145,11 +145,13 @@ static void place_reduced(struct gos_engine *eng, struct gos_buffer *buf,
 {
 	struct gos_gpu *gpu = buf->tenant->gpu;
 	s64 claimable = gos_coming_free(gpu) - (s64)gpu->waiting;
-	struct gos_pool pool = { .buf = buf, .n = buf->nchunks, .bytes = buf->size };
+	struct gos_unplaced unplaced = {
+		.buf = buf, .n = buf->nchunks, .bytes = buf->size
+	};
 
-	gos_reduce(eng, gpu, &pool, (s64)buf->size - claimable, false);
+	gos_reduce(eng, gpu, &unplaced, (s64)buf->size - claimable, false);
 	/* Chunks the reducer sent to the host were placed there already. */
-	res->host_bytes = buf->size - pool.bytes;
+	res->host_bytes = buf->size - unplaced.bytes;
 	place_rest_waiting(eng, buf, res);
 }
 

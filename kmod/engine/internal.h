@@ -240,14 +240,14 @@ void gos_client_resume(struct gos_engine *eng, struct gos_client *cl);
 
 /* reduce.c: the new buffer's chunks that have no place yet */
 /* A new buffer's chunks the reducer may still send to the host: [0, n). */
-struct gos_pool {
+struct gos_unplaced {
 	struct gos_buffer *buf;
 	u32 n;
 	u64 bytes;
 };
 
 void gos_reduce(struct gos_engine *eng, struct gos_gpu *gpu,
-		struct gos_pool *pool, s64 need, bool only_excess);
+		struct gos_unplaced *unplaced, s64 need, bool only_excess);
 void gos_fit_capacity(struct gos_engine *eng, struct gos_gpu *gpu);
 
 /* waitq.c */

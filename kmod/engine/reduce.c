@@ -10,28 +10,29 @@
 #include "internal.h"
 
 static s64 effective_resident(const struct gos_tenant *t,
-			      const struct gos_pool *pool)
+			      const struct gos_unplaced *unplaced)
 {
 	s64 eff = (s64)(t->resident - t->evicting);
 
-	if (pool && pool->buf->tenant == t)
-		eff += (s64)pool->bytes;
+	if (unplaced && unplaced->buf->tenant == t)
+		eff += (s64)unplaced->bytes;
 	return eff;
 }
 
-static bool pool_of(const struct gos_pool *pool, const struct gos_tenant *t)
+static bool unplaced_of(const struct gos_unplaced *unplaced,
+			const struct gos_tenant *t)
 {
-	return pool && pool->buf->tenant == t && pool->n;
+	return unplaced && unplaced->buf->tenant == t && unplaced->n;
 }
 
 static bool has_candidates(const struct gos_tenant *t,
-			   const struct gos_pool *pool)
+			   const struct gos_unplaced *unplaced)
 {
-	return t->dev.count || pool_of(pool, t);
+	return t->dev.count || unplaced_of(unplaced, t);
 }
 
 static void build_heap(struct gos_engine *eng, struct gos_gpu *gpu,
-		       const struct gos_pool *pool)
+		       const struct gos_unplaced *unplaced)
 {
 	u32 i;
 
@@ -40,57 +41,58 @@ static void build_heap(struct gos_engine *eng, struct gos_gpu *gpu,
 	for (i = 0; i < gpu->tenants.len; i++) {
 		struct gos_tenant *t = gpu->tenants.v[i];
 
-		t->key = effective_resident(t, pool);
+		t->key = effective_resident(t, unplaced);
 		if (eng->cfg.victim == GOS_VICTIM_EXCESS)
 			t->key -= (s64)t->entitlement;
-		if (has_candidates(t, pool))
+		if (has_candidates(t, unplaced))
 			gos_heap_push(&eng->heap, t);
 	}
 }
 
 /* Should the victim give a chunk of the incoming buffer, or an old one? */
-static bool take_from_pool(struct gos_engine *eng, struct gos_tenant *v,
-			   const struct gos_pool *pool)
+static bool take_from_unplaced(struct gos_engine *eng, struct gos_tenant *v,
+			       const struct gos_unplaced *unplaced)
 {
 	u32 prio, lowest, rivals;
 
-	if (!pool_of(pool, v))
+	if (!unplaced_of(unplaced, v))
 		return false;
 	if (!v->dev.count)
 		return true;
 	if (eng->cfg.select == GOS_SELECT_RANDOM) {
 		rivals = v->dev.count;
 	} else {
-		prio = pool->buf->chunks[0].prio;
+		prio = unplaced->buf->chunks[0].prio;
 		lowest = (u32)__builtin_ctz(v->dev.mask);
 		if (prio != lowest)
 			return prio < lowest;
 		rivals = v->dev.b[prio].len;
 	}
-	return gos_rand_below(eng, pool->n + rivals) < pool->n;
+	return gos_rand_below(eng, unplaced->n + rivals) < unplaced->n;
 }
 
-/* The last of the new buffer's chunks still in the pool goes. */
-static u64 pool_to_host(struct gos_engine *eng, struct gos_pool *pool)
+/* The last of the new buffer's unplaced chunks goes. */
+static u64 unplaced_to_host(struct gos_engine *eng,
+			    struct gos_unplaced *unplaced)
 {
-	struct gos_chunk *c = &pool->buf->chunks[--pool->n];
+	struct gos_chunk *c = &unplaced->buf->chunks[--unplaced->n];
 	u64 bytes = gos_chunk_size(eng, c);
 
-	pool->bytes -= bytes;
+	unplaced->bytes -= bytes;
 	gos_chunk_set(eng, c, GOS_CHUNK_HOST);
 	c->buf->tenant->st.bytes_host_placed += bytes;
 	return bytes;
 }
 
 /* The tenant whose allocation the reducer makes room for; NULL for none. */
-static struct gos_tenant *claimant(const struct gos_pool *pool)
+static struct gos_tenant *claimant(const struct gos_unplaced *unplaced)
 {
-	return pool ? pool->buf->tenant : NULL;
+	return unplaced ? unplaced->buf->tenant : NULL;
 }
 
 /* Returns bytes now on their way out, 0 if skipped, or -ENOMEM. */
 static s64 evict(struct gos_engine *eng, struct gos_chunk *c,
-		 const struct gos_pool *pool)
+		 const struct gos_unplaced *unplaced)
 {
 	int err;
 
@@ -100,14 +102,14 @@ static s64 evict(struct gos_engine *eng, struct gos_chunk *c,
 		return 0;
 	}
 	/* Making room for its own allocation revokes no loan. */
-	if (c->buf->tenant != claimant(pool))
+	if (c->buf->tenant != claimant(unplaced))
 		gos_lend_revoked(eng, c->buf->tenant);
 	err = gos_order_add(eng, c, GOS_MSG_EVICT);
 	return err ? err : (s64)gos_chunk_size(eng, c);
 }
 
 static void reduce_lru(struct gos_engine *eng, struct gos_gpu *gpu,
-		       struct gos_pool *pool, s64 need)
+		       struct gos_unplaced *unplaced, s64 need)
 {
 	s64 moved;
 
@@ -115,9 +117,9 @@ static void reduce_lru(struct gos_engine *eng, struct gos_gpu *gpu,
 		if (!gos_list_empty(&gpu->lru))
 			moved = evict(eng, gos_list_first(&gpu->lru,
 							  struct gos_chunk,
-							  lru), pool);
-		else if (pool && pool->n)
-			moved = (s64)pool_to_host(eng, pool);
+							  lru), unplaced);
+		else if (unplaced && unplaced->n)
+			moved = (s64)unplaced_to_host(eng, unplaced);
 		else
 			return;
 		if (moved < 0)
@@ -127,31 +129,31 @@ static void reduce_lru(struct gos_engine *eng, struct gos_gpu *gpu,
 }
 
 void gos_reduce(struct gos_engine *eng, struct gos_gpu *gpu,
-		struct gos_pool *pool, s64 need, bool only_excess)
+		struct gos_unplaced *unplaced, s64 need, bool only_excess)
 {
 	bool random = eng->cfg.select == GOS_SELECT_RANDOM;
 	struct gos_tenant *v;
 	s64 moved;
 
 	if (eng->cfg.victim == GOS_VICTIM_LRU && !only_excess) {
-		reduce_lru(eng, gpu, pool, need);
+		reduce_lru(eng, gpu, unplaced, need);
 		return;
 	}
-	build_heap(eng, gpu, pool);
+	build_heap(eng, gpu, unplaced);
 	while (need > 0 && (v = gos_heap_top(&eng->heap))) {
 		/* Rebalancing takes only what a tenant holds beyond its share. */
 		if (only_excess && v->key < (s64)eng->cfg.chunk_size)
 			break;
-		if (take_from_pool(eng, v, pool))
-			moved = (s64)pool_to_host(eng, pool);
+		if (take_from_unplaced(eng, v, unplaced))
+			moved = (s64)unplaced_to_host(eng, unplaced);
 		else
 			moved = evict(eng, gos_buckets_pick(eng, &v->dev, true,
-							    random), pool);
+							    random), unplaced);
 		if (moved < 0)
 			break;
 		need -= moved;
 		v->key -= moved;
-		if (has_candidates(v, pool))
+		if (has_candidates(v, unplaced))
 			gos_heap_fix_top(&eng->heap);
 		else
 			gos_heap_pop(&eng->heap);
