@@ -41,7 +41,7 @@ bool Agent::link()
 
 // CUDA_SUCCESS, or the refusal when GPUOVERSUB_REQUIRED=1 and the engine
 // is not there.
-CUresult Agent::admit(const char *what, std::size_t size)
+CUresult Agent::require_engine(const char *what, std::size_t size)
 {
 	if (link() || !settings().required)
 		return CUDA_SUCCESS;

@@ -92,7 +92,7 @@ private:
 	void engine_changed() override { executor_.clear(); }
 
 	bool link();
-	CUresult admit(const char *what, std::size_t size);
+	CUresult require_engine(const char *what, std::size_t size);
 	CUresult track(const BufferRef &b);
 	void place_unlinked(Buffer &b);
 	CUresult refused(const Buffer &b, int err, const std::string &why);

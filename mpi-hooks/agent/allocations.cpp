@@ -90,7 +90,7 @@ CUresult Agent::allocate(CUdeviceptr *dptr, std::size_t size, Want want, unsigne
 		return want == Want::app_managed ? d.cuMemAllocManaged(dptr, size, managed_flags)
 						  : d.cuMemAlloc_v2(dptr, size);
 	frees_.reap();
-	if (CUresult r = admit("an allocation", size))
+	if (CUresult r = require_engine("an allocation", size))
 		return r;
 	if (want == Want::evictable && (size < settings().evictable_min || settings().ipc_device))
 		want = Want::pinned;
@@ -136,7 +136,7 @@ CUresult Agent::allocate_async(CUdeviceptr *dptr, std::size_t size, CUstream str
 	if (!dptr || !size || !current_device(dev, ctx) || d.cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS ||
 	    capturing != CU_STREAM_CAPTURE_STATUS_NONE)
 		return real();
-	if (CUresult r = admit("a stream-ordered allocation", size))
+	if (CUresult r = require_engine("a stream-ordered allocation", size))
 		return r;
 	// Managed memory of the agent's instead of a block of the pool, when
 	// nothing but this process uses the pool: stream order is kept by
@@ -244,7 +244,7 @@ CUresult Agent::vmm_create(CUmemGenericAllocationHandle *handle, std::size_t siz
 	const Driver &d = driver();
 	bool on_device = handle && prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
 	if (on_device)
-		if (CUresult r = admit("a VMM allocation", size))
+		if (CUresult r = require_engine("a VMM allocation", size))
 			return r;
 	CUresult r = d.cuMemCreate(handle, size, prop, flags);
 	if (r != CUDA_SUCCESS || !on_device)
