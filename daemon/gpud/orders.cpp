@@ -37,7 +37,7 @@ int OrderRouter::done(const Session &s, std::uint64_t order, bool ok)
 		Job *job = ledger_.find(s.job);	// null once the job is gone
 		if (!err && ok && job) {
 			RankStats &rs = job->rank(s.rank, s.peer.pid);
-			(it->second.first == GOS_ORDER_EVICT ? rs.bytes_evicted : rs.bytes_returned) += it->second.second;
+			(it->second.first == GOS_MSG_EVICT ? rs.bytes_evicted : rs.bytes_returned) += it->second.second;
 		}
 		c->second.orders.erase(it);
 	}

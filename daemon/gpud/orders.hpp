@@ -38,7 +38,7 @@ public:
 private:
 	struct Client {
 		std::uint32_t id = 0;
-		std::map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> orders;	// id -> (kind, bytes)
+		std::map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> orders;	// id -> (the engine's gos_msg_kind, bytes)
 	};
 	void deliver(Session &s, const gos_message &m);
 
