@@ -82,15 +82,6 @@ void from_json(const nlohmann::json &j, CounterBase &c)
 #undef GOS_READ
 }
 
-void RankStats::add(const RankStats &o)
-{
-	allocs += o.allocs;
-	bytes_allocated += o.bytes_allocated;
-	bytes_evicted += o.bytes_evicted;
-	bytes_returned += o.bytes_returned;
-	advice += o.advice;
-}
-
 RankStats &Job::rank(int r, pid_t pid)
 {
 	for (auto &rs : ranks)

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config/config.hpp"
+#include "common/report/report.hpp"
 #include "common/util/rate_limit.hpp"
 #include "daemon/gpud/activity.hpp"
 #include "daemon/gpud/weight_rule.hpp"
@@ -39,25 +40,11 @@ struct LatencyHistogram {
 	double percentile_us(double p) const;	// upper bound of the bucket
 };
 
-struct RankStats {
-	int rank = -1;
-	pid_t pid = 0;
-	std::uint64_t allocs = 0, bytes_allocated = 0, bytes_evicted = 0, bytes_returned = 0, advice = 0;
-	void add(const RankStats &o);	// counters only
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RankStats, rank, pid, allocs, bytes_allocated, bytes_evicted, bytes_returned, advice)
-
-// One rank as the MPI hooks saw it (gos_rank_record).
-struct MpiRank {
-	int rank = -1, local_rank = -1;
-	bool managed = false;
-	pid_t pid = 0;
-	std::string node;
-	std::uint64_t device_bytes = 0, host_bytes = 0, evictions = 0, returns = 0, bytes_evicted = 0,
-		      bytes_returned = 0, advice = 0, pinned_bytes = 0, exchanges = 0;
-};
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MpiRank, rank, local_rank, managed, pid, node, device_bytes, host_bytes, evictions,
-				   returns, bytes_evicted, bytes_returned, advice, pinned_bytes, exchanges)
+// A rank's counters (merged per rank and pid) and one rank as the MPI hooks
+// saw it: the report's own structs, so a job's record and its report write
+// them the same way.
+using RankStats = report::Rank;
+using MpiRank = report::MpiRank;
 
 // A tenant's counters and peaks, the fields of tenant_stats.def of those
 // kinds: carried over a daemon restart in the job's record, and summed (or

@@ -105,9 +105,10 @@ report::Report build_report(const Job &job, const std::vector<gos_tenant_stats> 
 	r.oversubscribed_s = static_cast<double>(oversub_ns) / 1e9;
 	r.alloc_latency_us = {job.latency.percentile_us(0.5), job.latency.percentile_us(0.99), job.latency.count()};
 	r.advice_events = job.advice_events;
-	// The job's record and the report name these fields alike.
-	r.ranks = nlohmann::json(job.ranks).get<std::vector<report::Rank>>();
-	r.mpi_ranks = mpi_rank_list(job).get<std::vector<report::MpiRank>>();
+	// The job's record keeps the report's own rank structs.
+	r.ranks = job.ranks;
+	for (const auto &[rank, m] : job.mpi_ranks)
+		r.mpi_ranks.push_back(m);
 	r.mpi_ranks_omitted = job.mpi_ranks_omitted;
 	r.daemon_restarts = restart_list(job, gpus);
 	r.daemon_restarts_omitted = job.restarts_omitted;
