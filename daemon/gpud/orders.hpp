@@ -1,7 +1,8 @@
-// The engine's orders to the agents, when the engine is the daemon's own.
-// Each session that said hello is an engine client; flush() sends every
-// client the orders the engine has for it and remembers those awaiting an
-// answer, so a done order counts its bytes for the agent's rank.
+// The engine's orders and notices to the agents, when the engine is the
+// daemon's own. Each session that said hello is an engine client; flush()
+// sends every client the messages the engine has for it and remembers the
+// orders (EVICT, RETURN) awaiting an answer; notices (SETTLED, ADVICE) await
+// none, so a done order counts its bytes for the agent's rank.
 #pragma once
 
 #include <cstdint>

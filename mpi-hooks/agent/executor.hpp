@@ -1,7 +1,8 @@
 // The agent's thread and the engine's orders: queued by the client's
 // thread, carried out here in arrival order, consecutive moves coalesced
 // into runs and carried out by the lanes together (runs.hpp, lanes.hpp),
-// each order acknowledged with the batch's duration.
+// each order acknowledged with the batch's duration; notices (SETTLED,
+// ADVICE) are acted on and acknowledged by nobody.
 // Between batches the thread frees deferred buffers, refills the reserve, reports kernel
 // launches as activity, hands a lost connection to the link, and relinks
 // when the daemon is back.

@@ -134,7 +134,10 @@ static int agent_read(struct agent *a, void *buf, size_t len, int ms)
 	return poll(&p, 1, ms) == 1 && read(a->out, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
-/* Bytes of orders of `kind` (SETTLED counts its device bytes) a reads, up to want. */
+/*
+ * Bytes a reads in records of `kind`, up to want; a SETTLED notice (not an
+ * order) counts its device bytes as returned.
+ */
 static uint64_t order_bytes(struct agent *a, uint32_t kind, uint64_t want)
 {
 	struct gos_wire_order o;
