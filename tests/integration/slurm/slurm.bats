@@ -206,8 +206,8 @@ PY
 	id=$(submit --wrap 'sleep 120')
 	wait_until 30 eval "squeue -h -j $id -o %T | grep -qx RUNNING"
 	scontrol update job "$id" AdminComment="site: ticket 42"
-	cat >"$GOS_DIR/race-report.json" <<'JSON'
-{"peak_device_bytes": 1048576, "peak_host_bytes": 0, "bytes_evicted": 2097152, "bytes_returned": 0,
+	cat >"$GOS_DIR/race-report.json" <<JSON
+{"job": $id, "uid": 0, "peak_device_bytes": 1048576, "peak_host_bytes": 0, "bytes_evicted": 2097152, "bytes_returned": 0,
  "oversubscribed_s": 0.5, "alloc_latency_us": {"p99": 3.0}, "end_reason": "completed",
  "gpus": [{"gpu": 0, "pci_bus_id": "0000:17:00.0"}, {"gpu": 1, "pci_bus_id": "0000:18:00.0"}]}
 JSON
