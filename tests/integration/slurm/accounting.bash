@@ -35,7 +35,15 @@ accounting_up() {
 		</dev/null >/dev/null 2>&1 &
 	wait_until 30 gos_sql -e 'select 1' >/dev/null 2>&1 || {
 		echo "MariaDB did not start:" >&2; tail -5 "$GOS_DIR/log/mariadb.log" >&2; return 1; }
-	gos_sql -e "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'gostest';
+	# The database is made here, not by slurmdbd: finding it missing,
+	# slurmdbd creates it over a second connection and reconnects on the
+	# handle whose connect failed (1049 Unknown database), and with
+	# MariaDB Connector/C 3.4 (Debian 13 and later) every query on that
+	# handle that returns columns then fails ("5027 Number of columns in
+	# result (=1) set execeeds maxmimum allowed number of columns (=0)"),
+	# so slurmdbd stops at once in _check_mysql_concat_is_sane.
+	gos_sql -e "CREATE DATABASE gos_acct;
+		CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'gostest';
 		GRANT ALL ON gos_acct.* TO 'slurm'@'127.0.0.1';" || return 1
 	# slurmdbd reads slurmdbd.conf beside SLURM_CONF, and only if private.
 	cat >"$GOS_DIR/etc/slurmdbd.conf" <<CONF
