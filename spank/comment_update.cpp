@@ -6,11 +6,7 @@
 #include <thread>
 #include <vector>
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-}
-
+#include "common/compat/slurm.hpp"
 #include "common/report/admin_comment.hpp"
 
 namespace gos::spank {
@@ -36,7 +32,7 @@ std::vector<std::string> node_names(const char *list)
 	std::vector<std::string> names;
 	if (!list || !*list)
 		return names;
-	hostlist_t hl = slurm_hostlist_create(list);
+	auto hl = slurm_hostlist_create(list);	// hostlist_t, or a pointer to it from 24.11
 	if (!hl)
 		return names;
 	for (char *n; (n = slurm_hostlist_shift(hl));) {
@@ -51,9 +47,9 @@ JobRecord load(std::uint64_t job)
 {
 	JobRecord r;
 	job_info_msg_t *msg = nullptr;
-	if (slurm_load_job(&msg, static_cast<std::uint32_t>(job), SHOW_DETAIL) != SLURM_SUCCESS || !msg ||
+	if (gos::slurm::load_job(&msg, static_cast<std::uint32_t>(job), SHOW_DETAIL) != SLURM_SUCCESS || !msg ||
 	    msg->record_count < 1) {
-		r.error = std::string("reading the job: ") + slurm_strerror(slurm_get_errno());
+		r.error = std::string("reading the job: ") + slurm_strerror(gos::slurm::last_errno());
 		if (msg)
 			slurm_free_job_info_msg(msg);
 		return r;
@@ -71,10 +67,10 @@ std::string store(std::uint64_t job, const std::string &field)
 {
 	job_desc_msg_t desc;
 	slurm_init_job_desc_msg(&desc);
-	desc.job_id = static_cast<std::uint32_t>(job);
+	gos::slurm::set_job_id(desc, static_cast<std::uint32_t>(job));
 	desc.admin_comment = const_cast<char *>(field.c_str());
 	if (slurm_update_job(&desc) != SLURM_SUCCESS)
-		return std::string("writing AdminComment: ") + slurm_strerror(slurm_get_errno());
+		return std::string("writing AdminComment: ") + slurm_strerror(gos::slurm::last_errno());
 	return "";
 }
 

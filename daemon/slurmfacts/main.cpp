@@ -18,8 +18,8 @@
 //
 // Exit status 0 whatever Slurm answered: what it could not read is said
 // in an `unavailable` line.
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
+#include "common/compat/slurm.hpp"
+
 #include <slurm/slurmdb.h>
 
 #include <unistd.h>
@@ -36,9 +36,11 @@
 
 namespace {
 
+namespace slurm = gos::slurm;
+
 std::string last_error()
 {
-	return slurm_strerror(slurm_get_errno());
+	return slurm_strerror(slurm::last_errno());
 }
 
 // Each partition's PriorityJobFactor; slurmctld's error when it did not answer.
@@ -61,9 +63,9 @@ std::string partitions()
 
 // Each list element through a typed callback.
 template <class T, class Fn>
-void each(List list, Fn fn)
+void each(slurm::List list, Fn fn)
 {
-	ListIterator it = slurm_list_iterator_create(list);
+	slurm::ListIterator it = slurm_list_iterator_create(list);
 	while (void *x = slurm_list_next(it))
 		fn(*static_cast<T *>(x));
 	slurm_list_iterator_destroy(it);
@@ -73,7 +75,7 @@ void each(List list, Fn fn)
 // (a failed connection often leaves none, which would read "No error").
 std::string slurmdbd_unreachable(const std::string &where)
 {
-	int err = slurm_get_errno();
+	int err = slurm::last_errno();
 	return "slurmdbd" + where + " cannot be reached" + (err ? ": " + last_error() : "");
 }
 
@@ -89,16 +91,16 @@ void qos()
 		if (storage != "accounting_storage/slurmdbd") {
 			std::printf("unavailable qos this site keeps no Slurm accounting (AccountingStorageType=%s), "
 				    "so no QOS has a Priority\n", storage.c_str());
-			slurm_free_ctl_conf(conf);
+			slurm::free_conf(conf);
 			return;
 		}
 		if (conf->accounting_storage_host)
 			where = " at " + std::string(conf->accounting_storage_host) + ":" +
 				std::to_string(conf->accounting_storage_port);
-		slurm_free_ctl_conf(conf);
+		slurm::free_conf(conf);
 	}
 	std::uint16_t flags = 0;
-	slurm_seterrno(0);
+	errno = 0;
 	void *db = slurmdb_connection_get(&flags);
 	if (!db) {
 		std::printf("unavailable qos %s\n", slurmdbd_unreachable(where).c_str());
@@ -106,7 +108,7 @@ void qos()
 	}
 	slurmdb_qos_cond_t cond;
 	std::memset(&cond, 0, sizeof cond);
-	List list = slurmdb_qos_get(db, &cond);
+	slurm::List list = slurmdb_qos_get(db, &cond);
 	if (!list)
 		std::printf("unavailable qos %s\n", slurmdbd_unreachable(where).c_str());
 	else {
@@ -159,8 +161,8 @@ void jobs(const std::vector<std::uint32_t> &ids)
 {
 	for (std::uint32_t id : ids) {
 		job_info_msg_t *msg = nullptr;
-		if (slurm_load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
-			if (slurm_get_errno() == ESLURM_INVALID_JOB_ID) {
+		if (slurm::load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
+			if (slurm::last_errno() == ESLURM_INVALID_JOB_ID) {
 				std::printf("job %u unknown\n", id);
 				continue;
 			}

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/compat/slurm.hpp"
+
 #include "spank/comment_update.hpp"
 
 int main(int argc, char **argv)
@@ -24,6 +26,7 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "gos_comment: %s is no report: %s\n", argv[4], e.what());
 		return 2;
 	}
+	slurm_init(nullptr);	// libslurm's plugins (24.11: "No hash plugins loaded" without)
 	auto o = gos::spank::put_node_part(std::strtoull(argv[1], nullptr, 10), report, {argv[2], -1, ""},
 					   static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10)));
 	if (!o.ok) {
