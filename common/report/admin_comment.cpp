@@ -97,7 +97,7 @@ void merge_part(nlohmann::json &ours, const nlohmann::json &part, const std::vec
 		ours = nlohmann::json::object();
 	nlohmann::json parts = nlohmann::json::array();
 	for (const auto &p : ours.value("parts", nlohmann::json::array()))
-		if (p.is_object() && !(p.value("node", "") == part["node"] && p.value("run", 0u) == part["run"]))
+		if (p.is_object() && !(p.value("node", "") == part.value("node", "") && p.value("run", 0u) == part.value("run", 0u)))
 			parts.push_back(p);
 	parts.push_back(part);
 	std::sort(parts.begin(), parts.end(), [](const auto &a, const auto &b) {

@@ -25,12 +25,15 @@ std::string parse_error(const std::string &text)
 	return "";
 }
 
-const PolicyResult &of(const std::vector<PolicyResult> &rs, const std::string &name)
+// Names as const char *: a std::string made for the call would be a
+// temporary, and gcc 13+'s -Wdangling-reference would take the returned
+// reference for one into it.
+const PolicyResult &of(const std::vector<PolicyResult> &rs, const char *name)
 {
 	return *std::find_if(rs.begin(), rs.end(), [&](auto &r) { return r.policy == name; });
 }
 
-const TenantResult &tenant(const PolicyResult &r, const std::string &name)
+const TenantResult &tenant(const PolicyResult &r, const char *name)
 {
 	return *std::find_if(r.tenants.begin(), r.tenants.end(), [&](auto &t) { return t.name == name; });
 }
