@@ -267,7 +267,9 @@ static const struct file_operations gos_fops = {
 	.poll = gos_poll,
 	.unlocked_ioctl = gos_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	/* No .llseek: since 6.0 that alone makes the file unseekable (-ESPIPE),
+	 * and 6.12 removed no_llseek.
+	 */
 };
 
 static struct miscdevice gos_dev = {
