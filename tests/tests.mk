@@ -27,7 +27,10 @@ endif
 # Features that cannot be tested here (see `skip`), unless allowed.
 unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
 
-.PHONY: check check-features check-sanitize check-gpu bench-gpu
+.PHONY: check check-build check-features check-sanitize check-gpu bench-gpu
+# What `make check` runs, built and not run (CI's build on other releases).
+check-build: all $(CHECK_DEPS)
+
 check: check-features all $(CHECK_DEPS)
 	@tests/run-tests.sh $(BUILD) $(filter-out $(SKIPPED_TESTS),$(UNIT_TESTS) $(INTEGRATION_TESTS))
 
