@@ -4,7 +4,8 @@
 
 @test "the GPU programs compile with nvcc" {
 	NVCC=/usr/local/cuda/bin/nvcc
-	[ -x "$NVCC" ] || skip "no nvcc in /usr/local/cuda"
+	why=$(tests/integration/gpu/nvcc-host.sh "$NVCC")
+	[ -z "$why" ] || skip "$why"
 	for prog in gpu_bench pool_app stream_churn; do
 		out=$BATS_TEST_TMPDIR/$prog
 		run "$NVCC" -O2 -arch=sm_90 -Werror all-warnings -o "$out" "tests/integration/gpu/$prog.cu" \

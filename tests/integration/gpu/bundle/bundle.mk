@@ -11,8 +11,11 @@ GPU_BUNDLE_PROGRAMS := $(addprefix $(GPU_BUNDLE_CUDA)/,gpu_bench pool_app stream
 GPU_BUNDLE_SRC := $(wildcard tests/integration/gpu/bundle/*.sh tests/integration/gpu/*.sh tests/integration/gpu/*.py) \
 	tests/integration/wait.bash bench/relief.bash
 
-ifeq ($(wildcard $(NVCC)),)
-  $(call skip,gpu-bundle,make gpu-bundle and its self-check,no nvcc at $(NVCC) (set NVCC=))
+# Where nvcc cannot build (none; or, on Debian testing, a gcc and glibc
+# too new for CUDA 13.0), the bundle is skipped and the reason named.
+NVCC_UNUSABLE := $(shell tests/integration/gpu/nvcc-host.sh $(NVCC) $(BUILD)/gpu-bundle/nvcc-host)
+ifneq ($(NVCC_UNUSABLE),)
+  $(call skip,gpu-bundle,make gpu-bundle and its self-check,$(NVCC_UNUSABLE) (set NVCC=))
   SKIPPED_TESTS += tests/integration/gpu/bundle.bats
 endif
 
@@ -26,7 +29,12 @@ $(GPU_BUNDLE_CUDA)/%: tests/integration/gpu/%.cu tests/integration/gpu/gpu_commo
 $(GPU_BUNDLE_CUDA)/pool_app: NVCC_LIBS := -L$(dir $(NVCC))../lib64/stubs -lcuda
 
 .PHONY: gpu-bundle
+ifeq ($(NVCC_UNUSABLE),)
 gpu-bundle: $(GPU_BUNDLE)
+else
+gpu-bundle:
+	@echo "make gpu-bundle: $(NVCC_UNUSABLE); build the bundle where nvcc works (Debian 12 or 13)" >&2; exit 1
+endif
 $(GPU_BUNDLE): $(GPUD_BIN) $(CTL_BIN) $(AGENT_LIB) $(TEST_TOOLS) $(FAKECUDA_LIB) $(GPU_BUNDLE_PROGRAMS) $(GPU_BUNDLE_SRC)
 	tests/integration/gpu/bundle/make_bundle.sh $(BUILD) "$(GPU_BUNDLE_ARCHES)" $@
 
