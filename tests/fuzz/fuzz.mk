@@ -1,10 +1,17 @@
-# libFuzzer targets (clang-14, optional) on the frame decoder, the daemon's
+# libFuzzer targets (clang, optional) on the frame decoder, the daemon's
 # request handlers, the policy loader, the trace decoder and the engine API, each run for FUZZ_RUNS
 # inputs from its seed corpus (FUZZ_RUNS=0: until interrupted). They build
 # with their own compiler and flags, not the caller's.
 FUZZ_RUNS ?= 20000
-FUZZ_CXX ?= clang++-14
-FUZZ_CC ?= clang-14
+# The clang is the release's: packaging/debian-packages names clang-$CLANG
+# for each Debian release (14 on 12, 19 on 13, 21 on testing), and
+# `deps.sh --value CLANG` reads it. FUZZ_CLANG=N takes another; on a
+# system the list does not know, plain clang++.
+ifeq ($(origin FUZZ_CLANG),undefined)
+  FUZZ_CLANG := $(shell packaging/deps.sh --value CLANG 2>/dev/null)
+endif
+FUZZ_CXX ?= clang++$(if $(FUZZ_CLANG),-$(FUZZ_CLANG))
+FUZZ_CC ?= clang$(if $(FUZZ_CLANG),-$(FUZZ_CLANG))
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN)
 FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
 	common/proto/wire.cpp common/proto/requests.cpp common/config/config.cpp common/config/oversub.cpp common/config/shape.cpp \
@@ -35,7 +42,7 @@ $(BUILD)/fuzz/%.o: FORTIFY :=
 
 .PHONY: fuzz
 ifeq ($(shell command -v $(FUZZ_CXX)),)
-  $(call skip,fuzz,the libFuzzer targets,no $(FUZZ_CXX) (apt-get install clang-14 libclang-rt-14-dev))
+  $(call skip,fuzz,the libFuzzer targets,no $(FUZZ_CXX) (apt-get install $(or $(strip $(filter %clang-$(FUZZ_CLANG) %clang-rt-$(FUZZ_CLANG)-dev,$(shell packaging/deps.sh --list check 2>/dev/null))),clang with its libclang-rt)))
 fuzz:
 	@echo "make fuzz: $(SKIP_NOTE.fuzz)"; exit 1
 else
