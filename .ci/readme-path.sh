@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # .ci/readme-path.sh ROOT: walks the README's "Try it" section in a bare
-# root from .ci/bare-root.sh, as a new user would: the line for minimal
-# installs (`apt-get install make sudo`), then the section's commands
-# exactly as written, in the clone at /src. Which of them run: those
+# root from .ci/bare-root.sh, as a new user would (.ci/release.sh): the
+# line for minimal installs (`apt-get install make sudo`), then the
+# section's commands exactly as written, in the clone (/root/gpuoversub,
+# under a 0700 home). Which of them run: those
 # whose text holds GOS_CI_README_RUN (default `make demo`; `make` runs them
-# all). `make check` is left out by default: measured on a 2-core machine,
-# the demo's path costs about 7 minutes (install 1.5, build 5, demo 0.25),
-# and check would add its own install (1 minute), the test programs' build
-# and the whole suite, well over the 10 minutes CI can give it. Prints
-# each step's time.
+# all, as Debian 13's CI run does). Prints each step's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$1
