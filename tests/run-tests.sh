@@ -2,7 +2,8 @@
 # Runs test programs and bats files, keeps each one's log, and ends with the
 # line CI reads: "N passed, N failed". Boost.Test programs count per test
 # case; bats files count per test, and a skipped test counts as neither
-# (the line before says how many were skipped).
+# (each skip is listed with its reason, and the line before says how
+# many).
 set -u
 build=$1; shift
 logs=$build/test-logs
@@ -38,12 +39,14 @@ for t in "$@"; do
 	secs=$((ms / 1000)).$(((ms % 1000) / 100))
 	if [ "$rc" -eq 0 ]; then
 		printf 'PASS %-32s %3d cases  %6ss%s\n' "$name" "$p" "$secs" "$([ "$s" -eq 0 ] || echo ", $s skipped")"
+		# Each skip says why, here and not only in the log.
+		grep '^ok .* # skip' "$log" | sed 's/^ok [0-9]* /    skipped: /'
 	else
 		printf 'FAIL %-32s %3d passed %3d failed  (log: %s)\n' "$name" "$p" "$f" "$log"
 		tail -n 30 "$log" | sed 's/^/    /'
 	fi
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 done
-[ "$skipped" -eq 0 ] || echo "$skipped skipped (see the logs for why)"
+[ "$skipped" -eq 0 ] || echo "$skipped skipped (each said why above)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
