@@ -5,7 +5,10 @@
 # (slurmstepd, MPI ranks); the harness ends those pids and no other.
 #   marked_pids MARK         pids whose environment holds GOS_MARK=MARK
 #   kill_marked MARK         SIGKILLs them and waits until they are gone
-#   uid_pids UID             pids whose real uid is UID (a user the test made)
+#   uid_pids UID             pids whose real uid is UID (a user the test made),
+#                            under this root directory: a suite running at
+#                            once in another Debian root (CI) may have made
+#                            a user of the same uid there
 #   kill_pids PID...         SIGTERM, then SIGKILL what is left after 5 s
 
 source "$(dirname "${BASH_SOURCE[0]}")/wait.bash"
@@ -22,10 +25,12 @@ marked_pids() {
 }
 
 uid_pids() {
-	local status pid
+	local status pid root
+	root=$(stat -Lc %d:%i /)
 	for status in /proc/[0-9]*/status; do
 		pid=${status#/proc/}; pid=${pid%/status}
-		[ "$(awk '/^Uid:/ {print $2}' "$status" 2>/dev/null)" = "$1" ] && echo "$pid"
+		[ "$(awk '/^Uid:/ {print $2}' "$status" 2>/dev/null)" = "$1" ] &&
+			[ "$(stat -Lc %d:%i "/proc/$pid/root" 2>/dev/null)" = "$root" ] && echo "$pid"
 	done
 	return 0
 }
