@@ -53,7 +53,7 @@ int gos_bind(const struct gos_ioc_bind *b)
 
 	if (!xa || !b->ntenants || b->ntenants > GOS_MAX_STEP_GPUS)
 		return -EINVAL;
-	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	n = kzalloc_obj(*n, GFP_KERNEL);
 	if (!n)
 		return -ENOMEM;
 	if (b->pid) {

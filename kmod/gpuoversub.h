@@ -3,6 +3,7 @@
 #ifndef GPUOVERSUB_KMOD_H
 #define GPUOVERSUB_KMOD_H
 
+#include "compat.h"
 #include "engine/gos_engine.h"
 #include "../include/gpuoversub/abi.h"
 

@@ -77,7 +77,7 @@ struct gos_file {
 
 static int gos_open(struct inode *inode, struct file *file)
 {
-	struct gos_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+	struct gos_file *f = kzalloc_obj(*f, GFP_KERNEL);
 	int err;
 
 	if (!f)

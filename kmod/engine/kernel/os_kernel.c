@@ -6,6 +6,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 
+#include "../../compat.h"
 #include "../gos_os.h"
 
 void *gos_os_zalloc(size_t bytes)
@@ -24,7 +25,7 @@ struct gos_os_lock {
 
 struct gos_os_lock *gos_os_lock_create(void)
 {
-	struct gos_os_lock *lock = kzalloc(sizeof(*lock), GFP_KERNEL);
+	struct gos_os_lock *lock = kzalloc_obj(*lock, GFP_KERNEL);
 
 	if (lock)
 		mutex_init(&lock->mutex);
