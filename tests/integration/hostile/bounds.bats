@@ -12,10 +12,11 @@ load measure
 
 REGISTER=${BUILD:-build}/tests/tools/gos_register
 CTL=${BUILD:-build}/bin/gpuoversubctl
-AGENT=$(realpath "$BATS_TEST_DIRNAME/gos_agent.py")
 
 setup() {
 	neighbours_up
+	# The neighbour's copy: a checkout under a 0700 home or /root is not theirs to read.
+	AGENT=$(for_neighbours "$BATS_TEST_DIRNAME/gos_agent.py" include/gpuoversub/abi.h)
 	D=$(mktemp -d)
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=100
 	HELD=()
