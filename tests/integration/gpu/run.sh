@@ -143,16 +143,20 @@ echo "== $gpu_name, driver $driver, $card_mib MiB ($free_mib free), gpuoversubd 
 if want driver; then
 step; j1=$next_job; step; j2=$next_job
 half=$(( $(pct 60) / 1024 ))
-cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; sleep "$1";
+# Each holds its buffers until both are measured ($work/verify), however
+# long the allocations took: a fixed hold ran out under load before the
+# second job had allocated.
+cmds() { for i in $(seq "$half"); do echo "alloc b$i 1024"; done; wait_until "$limit" test -e "$work/verify"
 	for i in $(seq "$half"); do echo "verify b$i"; done; echo quit; }
-cmds 8 | under "$j1" "$app" >"$work/app1.out" 2>"$work/app1.err" &
+cmds | under "$j1" "$app" >"$work/app1.out" 2>"$work/app1.err" &
 p1=$!
 wait_until "$limit" answered "$half" "$work/app1.out" $p1
-cmds 4 | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>"$work/app2.err" &
+cmds | under "$j2" "$app" --via procaddress >"$work/app2.out" 2>"$work/app2.err" &
 p2=$!
 wait_until "$limit" answered "$half" "$work/app2.out" $p2
 wait_until 30 fair_now	# if never, the snapshot below says how far off
 status >"$work/status1.json"
+touch "$work/verify"
 wait $p1; r1=$?; wait $p2; r2=$?
 bad=$(grep -c -v '^ok\|^ready' "$work/app1.out" "$work/app2.out" | awk -F: '{s += $2} END {print s}')
 result driver-api-two-jobs-60pct $(( r1 || r2 || bad )) "($bad bad replies)"
