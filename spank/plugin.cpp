@@ -18,22 +18,18 @@
 #include <string>
 #include <utility>
 
-// spank.h declares the hooks outside its extern "C", and SPANK_PLUGIN's
-// const globals would get internal linkage in C++: declare them first.
-#pragma GCC visibility push(default)
+// spank.h declares the hooks outside its extern "C". The plugin's identity
+// for Slurm's loader (SPANK_PLUGIN) is in series.cpp.
 extern "C" {
 #include <slurm/slurm.h>	// SLURM_BATCH_SCRIPT
 #include <slurm/spank.h>
-extern const char plugin_name[], plugin_type[];
-extern const unsigned int plugin_version, spank_plugin_version;
-SPANK_PLUGIN(gpuoversub, 1)
 }
-#pragma GCC visibility pop
 
 #include "common/config/config.hpp"
 #include "spank/daemon_calls.hpp"
 #include "spank/epilog.hpp"
 #include "spank/plugstack_args.hpp"
+#include "spank/series.hpp"
 #include "spank/shards.hpp"
 #include "spank/step_env.hpp"
 
@@ -323,8 +319,12 @@ int remote_exit(spank_t sp)
 
 } // namespace
 
+// Each hook first: built for another Slurm series, the plugin does nothing
+// (series.hpp).
 GOS_EXPORT int slurm_spank_init(spank_t sp, int ac, char *av[])
 {
+	if (other_series())
+		return other_series_init(sp, oversub_option);
 	state = State{};
 	state.args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
 	for (const auto &e : state.args.errors)
@@ -340,6 +340,8 @@ GOS_EXPORT int slurm_spank_init(spank_t sp, int ac, char *av[])
 
 GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
 {
+	if (other_series())
+		return other_series_post_opt();
 	switch (spank_context()) {
 	case S_CTX_ALLOCATOR:
 	case S_CTX_LOCAL: return resolve(sp) ? 0 : -1;
@@ -350,17 +352,23 @@ GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
 
 GOS_EXPORT int slurm_spank_user_init(spank_t sp, int, char *[])
 {
+	if (other_series())
+		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_user_init(sp) : 0;
 }
 
 GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
 {
+	if (other_series())
+		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_task_privileged(sp) : 0;
 }
 
 // In each task, as the user, just before exec.
 GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
 {
+	if (other_series())
+		return 0;
 	if (spank_context() != S_CTX_REMOTE || state.refusal.empty())
 		return 0;
 	std::fprintf(stderr, "gpuoversub: %s\n", state.refusal.c_str());
@@ -369,12 +377,16 @@ GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
 
 GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
 {
+	if (other_series())
+		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_exit(sp) : 0;
 }
 
 // Slurm calls no init in the epilog's process: the arguments come here.
 GOS_EXPORT int slurm_spank_job_epilog(spank_t, int ac, char *av[])
 {
+	if (other_series())
+		return 0;
 	PlugstackArgs args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
 	for (const auto &e : args.errors)
 		slurm_error("[gpuoversub] %s", e.c_str());

@@ -21,6 +21,23 @@ $(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
 		$(SPANK_OBJ) -o $@ -lyaml
 
 ALL += $(SPANK_LIB)
+
+# The same plugin saying it was built for Slurm 21.08, a series no Debian
+# release ships, so that the tests see it refuse to work under this Slurm
+# (spank/series.cpp; tests/integration/slurm/other_series.bats).
+SPANK_OTHER_DIR := $(BUILD)/tests/spank-other-series
+SPANK_OTHER_LIB := $(SPANK_OTHER_DIR)/spank_gpuoversub.so
+$(SPANK_OTHER_DIR)/series.o: SAN :=
+$(SPANK_OTHER_DIR)/series.o: OPT := -O2 -g
+$(SPANK_OTHER_DIR)/series.o: spank/series.cpp
+	@mkdir -p $(@D)
+	$(CXX_COMPILE) -DGOS_SLURM_BUILT=0x150800 -c $< -o $@
+$(SPANK_OTHER_LIB): SAN :=
+$(SPANK_OTHER_LIB): $(filter-out $(UNSAN)/spank/series.o,$(SPANK_OBJ)) $(SPANK_OTHER_DIR)/series.o spank/spank.map
+	$(CXX_LINK) $(SO_LDFLAGS) -Wl,--version-script=spank/spank.map -static-libstdc++ -static-libgcc \
+		$(filter %.o,$^) -o $@ -lyaml
+CHECK_DEPS += $(SPANK_OTHER_LIB)
+
 INSTALL_STEPS += install-spank
 .PHONY: install-spank
 install-spank: $(SPANK_LIB)
