@@ -27,7 +27,11 @@
 
 #include <gpuoversub/abi.h>
 
-#define REPLY_TIMEOUT_S 30
+/* A registration's reply follows a synced save; on ext4 an fsync waits for
+ * the journal's other dirty data too, and beside a build (CI runs other
+ * releases' builds at once) that took over 30 s.
+ */
+#define REPLY_TIMEOUT_S 120
 
 static int usage(void)
 {

@@ -56,8 +56,9 @@ hello_as_task_of() {
 	"$REG" "$D/s.sock" exec 101 setpriv --reuid=gos-nb2 --regid=gos-nb2 --clear-groups sleep 600 &
 	victim=$!
 	# The registration includes a synced save to the state directory, which a
-	# busy disk can hold for seconds; gos_register itself waits 30 s for it.
-	wait_until 30 test "$(tasks_of 101)" = 1
+	# busy disk can hold for long (30 s was too little beside a build);
+	# gos_register itself waits 120 s for it.
+	wait_until 120 test "$(tasks_of 101)" = 1
 	kill "$victim"
 	wait "$victim" || true
 	# A neighbour's process now holds exactly the victim's pid.
