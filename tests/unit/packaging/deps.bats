@@ -140,6 +140,44 @@ fake_os_release() {
 	[[ $output == *"sudo make demo"* ]]
 }
 
+# A root-looking step with a fake apt-get: fake_apt UPDATE_STATUS INSTALL_STATUS
+fake_apt() {
+	local bin=$BATS_TEST_TMPDIR/bin
+	mkdir -p "$bin" "$BATS_TEST_TMPDIR/cuda"
+	touch "$BATS_TEST_TMPDIR/cuda/cuda.h"
+	printf '#!/bin/sh\n[ "$1" = -u ] && echo 0 || exec /usr/bin/id "$@"\n' >"$bin/id"
+	cat >"$bin/apt-get" <<-SH
+		#!/bin/sh
+		case \$1 in
+		update) echo "E: Release file for http://deb.example/debian/dists/forky/InRelease is expired"; exit $1 ;;
+		*) echo "E: Unable to locate package gos-no-such-package"; exit $2 ;;
+		esac
+	SH
+	chmod +x "$bin/id" "$bin/apt-get"
+	printf 'release bookworm 12\nbuild-essential build - -\ngos-no-such-package demo - -\n' >"$BATS_TEST_TMPDIR/list"
+}
+
+@test "apt-get update's failure is told apart from install's, with what to fix" {
+	fake_apt 100 0
+	run env -u GOS_NO_INSTALL PATH="$BATS_TEST_TMPDIR/bin:$PATH" CUDA_INC="$BATS_TEST_TMPDIR/cuda" \
+		GOS_DEPS_LIST="$BATS_TEST_TMPDIR/list" GOS_DEBIAN_RELEASE=bookworm GOS_DEPS_FOR="make demo" packaging/deps.sh demo
+	rm -f "$(sed -n 's/.*output: \(\/tmp\/gpuoversub-deps-[A-Za-z0-9]*\.log\).*/\1/p' <<<"$output")"
+	[ "$status" -eq 1 ]
+	[[ $output == *"is expired"* ]]
+	[[ $output == *"make demo: apt-get update failed"* ]]
+	[[ $output == *"/etc/apt/sources.list"* ]]
+	[[ $output == *'Acquire::Check-Valid-Until "false";'* ]]
+	fake_apt 0 100
+	run env -u GOS_NO_INSTALL PATH="$BATS_TEST_TMPDIR/bin:$PATH" CUDA_INC="$BATS_TEST_TMPDIR/cuda" \
+		GOS_DEPS_LIST="$BATS_TEST_TMPDIR/list" GOS_DEBIAN_RELEASE=bookworm GOS_DEPS_FOR="make demo" packaging/deps.sh demo
+	rm -f "$(sed -n 's/.*output: \(\/tmp\/gpuoversub-deps-[A-Za-z0-9]*\.log\).*/\1/p' <<<"$output")"
+	[ "$status" -eq 1 ]
+	[[ $output == *"installing the Debian packages it needs"*"bookworm's names"* ]]
+	[[ $output == *"make demo: apt-get could not install the packages above"* ]]
+	[[ $output == *"the names are $BATS_TEST_TMPDIR/list's for bookworm"* ]]
+	[[ $output != *"apt-get update failed"* ]]
+}
+
 @test "without the CUDA headers the step says where to get them; GOS_NO_INSTALL turns it off" {
 	run env -u GOS_NO_INSTALL CUDA_INC=/nonexistent packaging/deps.sh demo
 	[ "$status" -eq 1 ]
