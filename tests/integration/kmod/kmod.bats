@@ -11,6 +11,8 @@ setup_file() {
 	[ -n "$MISSING" ] && return 0
 	rm -f "$LOG"
 	tests/integration/kmod/run.sh >"${BUILD:-build}/kmod-vm.out" 2>&1 || true
+	# Which kernel, and KVM or TCG (and why), in the TAP output.
+	sed -n 's/^== booting /# booting /p' "${BUILD:-build}/kmod-vm.out" >&3
 }
 
 setup() {
