@@ -6,9 +6,10 @@
 // a "required" plugin it refuses stops slurmd from starting, fails every
 // job launch (slurmstepd; the node drains) and every sbatch, salloc and
 // srun; an "optional" one is dropped, with Slurm's "Incompatible Slurm
-// plugin" line (at info level only in 26.05). So when the loading Slurm is of another series, the
-// plugin claims that series in plugin_version, before the loader reads it,
-// and then turns itself off with a line that says what to install.
+// plugin" line (at info level only in 26.05). So when the loading Slurm is
+// of another series, the plugin claims that series in plugin_version,
+// before the loader reads it, and then turns itself off with a line that
+// says what to install.
 #include <dlfcn.h>
 
 #include <cstdio>
