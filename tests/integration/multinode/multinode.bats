@@ -10,7 +10,8 @@ load ../wait
 setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/multinode/cluster.bash
-	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000)) GOS_TEST_COMMENT_PAUSE_MS=300
+	# A port of the caller's (copies of the suite running at once), or a random one.
+	export GOS_SLURM_PORT=${GOS_SLURM_PORT:-$((20000 + RANDOM % 20000))} GOS_TEST_COMMENT_PAUSE_MS=300
 	dir=$(mktemp -d /tmp/gos-multi-XXXXXX)
 	cluster_up "$dir" report_admin_comment=yes 3>&- || { cluster_down; return 1; }
 	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_DEVICES=2 \
@@ -174,6 +175,8 @@ PY
 
 @test "srun --mpi=pmix across three nodes: one exchange table of every rank's headroom on every rank, and rank 0's gather covers every node" {
 	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	source tests/integration/mpi/launch.bash
+	pmix_or_skip "the two mpirun tests below make the same assertions"
 	id=$(on_head sbatch --parsable -N3 -n6 -O --gres=shard:1 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
 		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
 	[ "$(job_end "$id")" = COMPLETED ]
@@ -183,11 +186,13 @@ PY
 
 # mpirun inside an allocation of three nodes starts its daemons on the
 # other nodes through srun (Open MPI's plm/slurm, named so that a fallback
-# to ssh fails here). Six ranks, two a node, each on its node's GPU of its
-# local rank, whole GPUs (gpu:2).
+# to ssh fails here). Six ranks, two a node (--map-by ppr:2:node: Open MPI
+# 5 with --oversubscribe put all six on the first node), each on its node's
+# GPU of its local rank, whole GPUs (gpu:2). That srun is --mpi=none, so
+# mpi_hooks=auto preloads only the agent: gos_mpi_app has the hooks linked in.
 mpirun_job() {
 	on_head sbatch --parsable -N3 -n6 --gres=gpu:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --oversubscribe $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --map-by ppr:2:node $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
 }
 
 @test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {

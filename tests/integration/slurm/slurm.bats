@@ -162,12 +162,12 @@ print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpu
 	[ "$evicted" -gt 0 ]
 }
 
-@test "an MPI job under srun --mpi=pmix gets the MPI hooks, and its report the per-rank breakdown" {
-	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
-	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
-		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
-	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/integration/mpi/mpi.bats.)
-	[ "$(job_wait "$id")" = COMPLETED ]
+# What a four-rank MPI job must show, however it was launched: every rank
+# ran, and the job's report has a record per rank, each managed and with
+# its exchange counted.
+four_ranks_reported() {
+	local id=$1
+	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
 	[ "$(grep -c '^rank [0-3] of 4 local [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
 	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
 	python3 - "$GOS_DIR/reports/job-$id.json" <<'PY'
@@ -176,6 +176,56 @@ ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
 assert sorted(r["rank"] for r in ranks) == [0, 1, 2, 3], ranks
 assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
 PY
+}
+
+@test "an MPI job under srun --mpi=pmix gets the MPI hooks, and its report the per-rank breakdown" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	source tests/integration/mpi/launch.bash
+	pmix_or_skip "the mpirun-inside-sbatch test below makes the same assertions"
+	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/integration/mpi/mpi.bats.)
+	[ "$(job_wait "$id")" = COMPLETED ]
+	four_ranks_reported "$id"
+}
+
+# The launch left where Slurm has no mpi/pmix (Debian's 26.05), run on every
+# release. The batch step is no step srun marks as MPI, so mpi_hooks=auto
+# preloads the agent alone: the hooks here are the ones linked into
+# gos_mpi_app (-lgpuoversub_mpi), as they must be in a program launched
+# this way (or the plugstack's mpi_hooks=always).
+@test "an MPI job under mpirun inside sbatch, with the hooks linked into the program: its report has the per-rank breakdown" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
+	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 60 mpirun -n 4 --oversubscribe $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+	[ "$(job_wait "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	four_ranks_reported "$id"
+}
+
+# mpi_ranks of job $1's report, as "rank:local_rank:managed ...".
+rank_records() {
+	wait_until 20 test -f "$GOS_DIR/reports/job-$1.json"
+	python3 -c '
+import json, sys
+print(" ".join("%d:%d:%d" % (r["rank"], r["local_rank"], r["managed"]) for r in sorted(json.load(open(sys.argv[1]))["mpi_ranks"], key=lambda r: r["rank"])))' \
+		"$GOS_DIR/reports/job-$1.json"
+}
+
+@test "mpirun inside sbatch, a program without the hooks: mpi_hooks=always preloads them and the report has every rank; auto, seeing no MPI step, does not" {
+	[ -x "$GOS_BUILD/tests/integration/mpi/mpi_plain" ] || skip "the MPI side was not built (make says why)"
+	local -A records
+	for hooks in always auto; do
+		plugstack mpi_hooks=$hooks
+		id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
+			--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 60 mpirun -n 4 --oversubscribe $GOS_BUILD/tests/integration/mpi/mpi_plain")
+		[ "$(job_wait "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+		cat "$GOS_DIR/out-$id.txt"
+		[ "$(grep -c '^rank [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
+		records[$hooks]=$(rank_records "$id")
+	done
+	echo "always: ${records[always]}; auto: ${records[auto]}"
+	[ "${records[always]}" = "0:0:1 1:1:1 2:2:1 3:3:1" ]
+	[ -z "${records[auto]}" ]
 }
 
 @test "the epilog logs the report, keeps it on disk and puts its node's part in AdminComment beside the site's text" {
