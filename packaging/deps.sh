@@ -3,7 +3,7 @@
 # the Debian packages that packaging/debian-packages lists for the given
 # uses and this machine lacks, in one apt-get call after saying which.
 #   packaging/deps.sh [--list] USE...   USE: build, demo, check, package, ci
-#   packaging/deps.sh --value VARIABLE  this release's value (CLANG: 14)
+#   packaging/deps.sh --value VARIABLE  its value for this release (CLANG: 14, 19 or 21)
 # --list prints the packages for those uses and does nothing else. Not
 # root with packages missing: says the command to run, and fails. Without
 # the CUDA headers (cuda.h in $CUDA_INC, default /usr/local/cuda/include):
