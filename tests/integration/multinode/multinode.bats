@@ -190,9 +190,13 @@ PY
 # 5 with --oversubscribe put all six on the first node), each on its node's
 # GPU of its local rank, whole GPUs (gpu:2). That srun is --mpi=none, so
 # mpi_hooks=auto preloads only the agent: gos_mpi_app has the hooks linked in.
+# The ranks talk over the cluster's network, named: Debian testing's Open
+# MPI (6.0.0~rc2-2) sets btl_tcp_if_include=lo in
+# /etc/openmpi/openmpi-mca-params.conf, and ranks on different nodes then
+# cannot reach each other.
 mpirun_job() {
 	on_head sbatch --parsable -N3 -n6 --gres=gpu:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --map-by ppr:2:node $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --map-by ppr:2:node --mca btl_tcp_if_include $(subnet).0/24 $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
 }
 
 @test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {
