@@ -15,14 +15,8 @@ commands=$(sed -n '/^```sh$/,/^```$/p' <<<"$section" | sed '1d;$d' | sed 's/[[:s
 prereq='apt-get install make sudo'
 grep -qF "\`$prereq\`" <<<"$section" || { echo "readme-path: the README no longer says \`$prereq\`" >&2; exit 1; }
 
-step() {	# step NAME CMD...: runs CMD in the root and says how long it took
-	local name=$1 start rc=0
-	shift
-	start=$(date +%s)
-	.ci/in-root.sh "$root" "$@" || rc=$?
-	echo "readme-path: $name: $(($(date +%s) - start)) s (exit $rc)"
-	return "$rc"
-}
+step_label=readme-path
+source .ci/step.bash
 step "$prereq" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive $prereq -y -qq >/dev/null"
 while read -r cmd; do
 	[[ $cmd == *${GOS_CI_README_RUN:-make demo}* ]] || { echo "readme-path: not run here: $cmd"; continue; }

@@ -9,20 +9,14 @@
 #     `make check` builds and the suites of Slurm, SPANK, MPI, the
 #     multi-node cluster and the module's build against its kernel; the
 #     rest of the suite is Debian 12's and 13's to run.
-# Prints each step's time, and the release's versions first.
+# Prints each step's time, and the release's versions after its demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { echo "usage: .ci/release.sh trixie|forky ROOT" >&2; exit 2; }
 release=$1 root=$2
 
-step() {	# step NAME CMD...: runs CMD in the root and says how long it took
-	local name=$1 start rc=0
-	shift
-	start=$(date +%s)
-	.ci/in-root.sh "$root" "$@" || rc=$?
-	echo "$release: $name: $(($(date +%s) - start)) s (exit $rc)"
-	return "$rc"
-}
+step_label="$release"
+source .ci/step.bash
 versions() {
 	step versions bash -c '. /etc/os-release; echo "$PRETTY_NAME"
 		dpkg-query -W -f="\${Package} \${Version}\n" libslurm-dev libopenmpi-dev g++ linux-headers-amd64 \
