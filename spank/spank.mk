@@ -28,7 +28,7 @@ ALL += $(SPANK_LIB)
 SPANK_OTHER_DIR := $(BUILD)/tests/spank-other-series
 SPANK_OTHER_LIB := $(SPANK_OTHER_DIR)/spank_gpuoversub.so
 $(SPANK_OTHER_DIR)/series.o: SAN :=
-$(SPANK_OTHER_DIR)/series.o: OPT := -O2 -g
+$(SPANK_OTHER_DIR)/series.o: OPT := -O2 -g1
 $(SPANK_OTHER_DIR)/series.o: spank/series.cpp
 	@mkdir -p $(@D)
 	$(CXX_COMPILE) -DGOS_SLURM_BUILT=0x150800 -c $< -o $@
