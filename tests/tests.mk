@@ -32,10 +32,10 @@ unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_sk
 
 .PHONY: check check-build check-build-tools check-features check-sanitize check-gpu bench-gpu
 # What `make check` runs, built and not run; check-build-tools: the same
-# without the Boost.Test programs, what the Slurm, SPANK, MPI and
+# without the Boost.Test programs and the fuzzers, what the Slurm, SPANK, MPI and
 # multi-node suites need (CI on Debian testing, .ci/release.sh).
 check-build: all $(CHECK_DEPS)
-check-build-tools: all $(filter-out $(UNIT_BIN) $(INTEGRATION_BIN),$(CHECK_DEPS))
+check-build-tools: all $(filter-out $(UNIT_BIN) $(INTEGRATION_BIN) $(FUZZ_BIN),$(CHECK_DEPS))
 
 check: check-features all $(CHECK_DEPS)
 	@tests/run-tests.sh $(BUILD) $(filter-out $(SKIPPED_TESTS),$(UNIT_TESTS) $(INTEGRATION_TESTS))
@@ -46,7 +46,7 @@ skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run h
 	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
 
 check-sanitize:
-	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 check
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz check
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 check-gpu: all $(TEST_TOOLS)

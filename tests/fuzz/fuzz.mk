@@ -12,33 +12,38 @@ ifeq ($(origin FUZZ_CLANG),undefined)
 endif
 FUZZ_CXX ?= clang++$(if $(FUZZ_CLANG),-$(FUZZ_CLANG))
 FUZZ_CC ?= clang$(if $(FUZZ_CLANG),-$(FUZZ_CLANG))
-FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN)
+FUZZ_FLAGS := -g1 -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(WARN)
+# Where they build: make check-sanitize passes the plain build's, since
+# the fuzzers carry their own sanitizers and a second copy would be the
+# same (tests/tests.mk); tests/fuzz/run.sh finds them by it.
+FUZZ_DIR ?= $(BUILD)/fuzz
+export FUZZ_DIR
 FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
 	common/proto/wire.cpp common/proto/requests.cpp common/config/config.cpp common/config/oversub.cpp common/config/shape.cpp \
 	common/util/regular_file.cpp common/util/held_dir.cpp
-FUZZ_OBJ := $(patsubst %,$(BUILD)/fuzz/%.o,$(basename $(FUZZ_SRC)))
-FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.cpp))
+FUZZ_OBJ := $(patsubst %,$(FUZZ_DIR)/%.o,$(basename $(FUZZ_SRC)))
+FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 
-$(BUILD)/fuzz/%.o: %.c
+$(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(GOS_CPPFLAGS) -std=gnu11 $(FUZZ_FLAGS) -c $< -o $@
 
-$(BUILD)/fuzz/%.o: %.cpp
+$(FUZZ_DIR)/%.o: %.cpp
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) $(GOS_CPPFLAGS) -std=c++20 $(FUZZ_FLAGS) -c $< -o $@
 
-$(FUZZ_BIN): $(BUILD)/fuzz/%: $(BUILD)/fuzz/tests/fuzz/%.o $(FUZZ_OBJ)
+$(FUZZ_BIN): $(FUZZ_DIR)/%: $(FUZZ_DIR)/tests/fuzz/%.o $(FUZZ_OBJ)
 	$(FUZZ_CXX) $(FUZZ_FLAGS) $^ -o $@ -lyaml -lpthread $(FUZZ_LIBS)
 
 # fuzz_handlers drives the daemon itself: its parts but the socket server,
 # and the rest of common/, built with the fuzzers' flags too.
 FUZZ_HANDLERS_SRC := $(filter-out %/main.cpp %/server.cpp %/connection.cpp,$(wildcard daemon/gpud/*.cpp)) \
 	$(filter-out $(FUZZ_SRC),$(COMMON_SRC))
-$(BUILD)/fuzz/fuzz_handlers: $(patsubst %,$(BUILD)/fuzz/%.o,$(basename $(FUZZ_HANDLERS_SRC)))
-$(BUILD)/fuzz/fuzz_handlers: FUZZ_LIBS := -lhwloc -ldl
+$(FUZZ_DIR)/fuzz_handlers: $(patsubst %,$(FUZZ_DIR)/%.o,$(basename $(FUZZ_HANDLERS_SRC)))
+$(FUZZ_DIR)/fuzz_handlers: FUZZ_LIBS := -lhwloc -ldl
 
 # The fuzzers' own sanitizers check the calls fortify would.
-$(BUILD)/fuzz/%.o: FORTIFY :=
+$(FUZZ_DIR)/%.o: FORTIFY :=
 
 .PHONY: fuzz
 ifeq ($(shell command -v $(FUZZ_CXX)),)
