@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# CI's package steps, after the tree's own build and `make check` (the
-# package tests take the fake CUDA driver and the test program from build/):
-# the Debian packages built from a copy of the tree, lintian, the RPM spec
-# through rpmbuild, then tests/package/packages.bats: install with apt, a
-# Slurm job through the installed system, an upgrade to the next version
-# under running jobs, purge. Prints what it built and how long it took.
+# CI's package steps, in two halves:
+#   .ci/packages.sh build WORK: the Debian packages built from a copy of the
+#     tree, lintian, the RPM spec through rpmbuild, all in WORK; CI runs it
+#     in the background beside the tree's own tests (it needs nothing of
+#     build/).
+#   .ci/packages.sh test WORK: tests/package/packages.bats on them: install
+#     with apt, a Slurm job through the installed system, an upgrade to the
+#     next version under running jobs, purge (after `make check`: it takes
+#     the fake CUDA driver and the test program from build/).
+# Each prints what it did and how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ $# -eq 2 ] && [[ $1 == build || $1 == test ]] || { echo "usage: .ci/packages.sh build|test WORK" >&2; exit 2; }
+half=$1 work=$2
 started=$(date +%s)
 
 export DEBIAN_FRONTEND=noninteractive
 packaging/deps.sh package	# the packaging tools, from the one list
 
-work=$(mktemp -d /tmp/gos-ci-packages-XXXXXX)
-trap 'rm -rf "$work"' EXIT
 source tests/package/debs.bash
+if [ "$half" = test ]; then
+	GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats --verbose-run tests/package/packages.bats
+	echo "package tests: $(($(date +%s) - started)) s"
+	exit 0
+fi
+mkdir -p "$work"
 
 # The source and binary versions agree with the Makefile's and the spec's.
 version=$(sed -n 's/^VERSION := //p' Makefile)
@@ -42,7 +52,4 @@ debs_built=$(date +%s)
 	gpuoversub.spec) >"$work/rpmbuild.log" 2>&1 || { tail -40 "$work/rpmbuild.log"; exit 1; }
 echo "RPMs (from rpmbuild on Debian):"
 (cd "$work/rpm/RPMS" && ls -l */*.rpm | awk '{ printf "  %-60s %9d bytes\n", $9, $5 }')
-
-GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats --verbose-run tests/package/packages.bats
-finished=$(date +%s)
-echo "package steps: $((finished - started)) s (Debian build and lintian $((debs_built - started)) s)"
+echo "package builds: $(($(date +%s) - started)) s (Debian build and lintian $((debs_built - started)) s)"

@@ -30,7 +30,7 @@ endif
 # Features that cannot be tested here (see `skip`), unless allowed.
 unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
 
-.PHONY: check check-build check-build-tools check-features check-sanitize check-gpu bench-gpu
+.PHONY: check check-build check-build-tools check-features check-sanitize check-sanitize-build check-gpu bench-gpu
 # What `make check` runs, built and not run; check-build-tools: the same
 # without the Boost.Test programs and the fuzzers, what the Slurm, SPANK, MPI and
 # multi-node suites need (CI on Debian testing, .ci/release.sh).
@@ -45,8 +45,13 @@ check-features: features
 skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run here (see above): install what they \
 	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
 
+SANITIZE_MAKE = $(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz
 check-sanitize:
-	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz check
+	$(SANITIZE_MAKE) check
+# What check-sanitize runs, built and not run (CI builds it beside the
+# plain suite's run).
+check-sanitize-build:
+	$(SANITIZE_MAKE) check-build
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 check-gpu: all $(TEST_TOOLS)
