@@ -133,12 +133,13 @@ CONF
 	[ -n "${GOS_PACKAGED:-}" ] || gos_daemon_start || return 1
 	"${detached[@]}" slurmctld -c </dev/null >/dev/null 2>&1 || return 1
 	"${detached[@]}" slurmd -N node1 </dev/null >/dev/null 2>&1 || return 1
-	for _ in $(seq 200); do
+	# 60 s: on a CI machine building three releases at once, 20 s ran out.
+	for _ in $(seq 600); do
 		[ "$(sinfo -h -o %T 2>/dev/null)" = idle ] && return 0
 		sleep 0.1
 	done
-	echo "slurm did not come up:" >&2
-	tail -20 "$GOS_DIR/log/slurmctld.log" "$GOS_DIR/log/slurmd.log" >&2
+	echo "slurm did not come up in 60 s:" >&2
+	tail -n 20 "$GOS_DIR/log/slurmctld.log" "$GOS_DIR/log/slurmd.log" >&2
 	return 1
 }
 
