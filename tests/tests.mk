@@ -45,15 +45,11 @@ check-features: features
 skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run here (see above): install what they \
 	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
 
-SANITIZE_MAKE = $(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz
-# '+': the recipe names $(MAKE) only through SANITIZE_MAKE, and without it
-# the sub-make gets no jobserver and builds at -j1.
-check-sanitize:
-	+$(SANITIZE_MAKE) check
-# What check-sanitize runs, built and not run (CI builds it beside the
-# plain suite's run).
-check-sanitize-build:
-	+$(SANITIZE_MAKE) check-build
+# check-sanitize-build: what check-sanitize runs, built and not run (CI
+# builds it beside the plain suite's run). The recipe names $(MAKE)
+# itself, so that the sub-make shares the jobserver.
+check-sanitize check-sanitize-build:
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz $(@:check-sanitize%=check%)
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 check-gpu: all $(TEST_TOOLS)
