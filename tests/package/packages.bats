@@ -125,7 +125,7 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	slurm_up "$GOS_DIR" 3>&-
 	id=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script one 2)")
 	touch "$PKG_DIR/go"
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id" "$PKG_DIR/out-$id.txt"
 	cat "$PKG_DIR/out-$id.txt"	# shown only when the test fails
 	grep -qx "PRELOAD=/usr/lib/libgpuoversub.so" "$PKG_DIR/out-$id.txt"
 	[ "$(grep -c '^ok' "$PKG_DIR/out-$id.txt")" -eq 5 ]
@@ -158,7 +158,7 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 
 	touch "$PKG_DIR/go"
 	for j in "$a" "$b"; do
-		[ "$(job_wait "$j")" = COMPLETED ]
+		job_completed "$j" "$PKG_DIR/out-$j.txt"
 		cat "$PKG_DIR/out-$j.txt"	# shown only when the test fails
 		[ "$(grep -c '^ok' "$PKG_DIR/out-$j.txt")" -eq 11 ]	# ready, 5 allocations, 5 intact buffers
 		! grep -q '^err\|^bad' "$PKG_DIR/out-$j.txt" || false

@@ -181,7 +181,7 @@ cluster_up() {
 	on_head "${detached[@]}" unshare --uts -- sh -c 'hostname head && exec slurmctld -c' \
 		</dev/null >/dev/null 2>>"$GOS_DIR/log/head.log" || return 1
 	for g in "${NODES[@]}"; do node_up "$g" || { echo "node $g did not come up:" >&2; tail -n 5 "$GOS_DIR/log/slurmd.$g.log" "$GOS_DIR/log/node-$g.log" >&2; return 1; }; done
-	wait_until 30 all_idle || { tail -20 "$GOS_DIR/log/slurmctld.log" >&2; return 1; }
+	wait_until 60 all_idle || { tail -n 20 "$GOS_DIR/log/slurmctld.log" >&2; return 1; }
 }
 
 all_idle() { [ "$(on_head sinfo -h -o %T 2>/dev/null | sort -u)" = idle ]; }

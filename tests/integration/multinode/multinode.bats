@@ -51,6 +51,8 @@ job_on() {
 		--wrap "srun -N$nodes --ntasks-per-node=1 bash -c \"(printf 'alloc a 32\\nalloc b 32\\n'; sleep $hold; printf 'verify a\\nverify b\\nquit\\n') | $GOS_BUILD/tests/tools/gos_testapp\""
 }
 job_end() { on_head bash -c "source tests/integration/slurm/harness.bash; job_wait $1"; }
+# Whether job $1 ended COMPLETED; when not, why (harness.bash's job_completed).
+completed() { on_head bash -c "source tests/integration/slurm/harness.bash; job_completed $1"; }
 ctl_on() { local n=$1; shift; on_node "$n" "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 # The weights of job $2's tenants on node $1, one per GPU: "0:1.0 1:1.0".
 weights_on() {
@@ -63,7 +65,7 @@ weights_are() { [ "$(weights_on "$1" "$2")" = "$3" ]; }
 
 @test "a job on three nodes: AdminComment holds each node's part and the totals, and each node reports its own" {
 	id=$(job_on 3 0 --gres=shard:2)
-	[ "$(job_end "$id")" = COMPLETED ]
+	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-2000
 	segment "$id" | python3 -c '
@@ -105,7 +107,7 @@ assert r["node"] == sys.argv[2] and [g["pci_bus_id"] for g in r["gpus"]] == ["00
 
 @test "a requeued job keeps each run's figures: every node's part of run 0 and of run 1" {
 	id=$(job_on 3 0 --gres=shard:1 --requeue)
-	[ "$(job_end "$id")" = COMPLETED ]
+	completed "$id"
 	on_head scontrol requeue "$id"
 	wait_until 60 eval "on_head scontrol -o show job $id | grep -q 'JobState=COMPLETED.*Restarts=1'"
 	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-3000
@@ -123,7 +125,7 @@ assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
 	wait_until 30 eval "[ -n \"\$(weights_on n2 $id)\" ]"
 	node_daemon_kill n2 KILL
 	node_daemon_start n2
-	[ "$(job_end "$id")" = COMPLETED ]
+	completed "$id"
 	grep 'gpuoversub' "$GOS_DIR/log/slurmd.n2.log" | tail -5
 	segment "$id" | python3 -c '
 import json, sys
@@ -179,7 +181,7 @@ PY
 	pmix_or_skip "the two mpirun tests below make the same assertions"
 	id=$(on_head sbatch --parsable -N3 -n6 -O --gres=shard:1 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
 		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
-	[ "$(job_end "$id")" = COMPLETED ]
+	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	six_ranks_across_nodes "$id"
 }
@@ -202,7 +204,7 @@ mpirun_job() {
 @test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {
 	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
 	id=$(mpirun_job basic)
-	[ "$(job_end "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	six_ranks_across_nodes "$id"
 }
@@ -211,7 +213,7 @@ mpirun_job() {
 	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
 	# Local rank 0 on each node overfills its GPU (3 x 96 MiB on 256 MiB).
 	id=$(mpirun_job pressure 96)
-	[ "$(job_end "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	for r in 0 2 4; do
 		grep -q "^rank $r advice rank $r local 0 action 2 pinned 96 " "$GOS_DIR/out-$id.txt"

@@ -103,7 +103,7 @@ logged_since() { tail -n +"$1" "$GOS_DIR/log/gpuoversubd.log" | grep -qF "$2"; }
 		--wrap "echo 'alloc b 32
 verify b
 quit' | $GOS_BUILD/tests/tools/gos_testapp")
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q 'gpuoversub={'"
 	sacct -j "$id" -n -P -X -o AdminComment
 	# The part is the job's own report's, and the job's total is that node's.

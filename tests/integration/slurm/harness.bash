@@ -174,14 +174,30 @@ slurm_teardown() {
 	rm -rf "$GOS_DIR"
 }
 
-# Waits until job $1 has finished; prints its state.
+# Waits until job $1 has finished, for up to 120 s (a machine building
+# three releases at once starts a six-rank MPI step slowly); prints its state.
 job_wait() {
-	local state
-	for _ in $(seq "${2:-600}"); do
+	local state deadline=$((SECONDS + 120))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		state=$(scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
 		case $state in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) echo "$state"; return 0;; esac
 		sleep 0.1
 	done
 	echo "TIMEOUT_WAITING($state)"
+	return 1
+}
+
+# job_completed ID [OUTPUT]: whether job ID ended COMPLETED (job_wait).
+# When not, it shows why: the job's output (OUTPUT, by default
+# $GOS_DIR/out-ID.txt), the lines of Slurm's logs that name it, and the
+# state it ended in, last, where a failing test's tail shows it.
+job_completed() {
+	local state
+	state=$(job_wait "$1") && [ "$state" = COMPLETED ] && return 0
+	echo "job $1's output:"
+	tail -n 15 "${2:-$GOS_DIR/out-$1.txt}"
+	echo "Slurm's logs of job $1:"
+	grep -hE "(JobId=|StepId=|job[ _]?)$1([^0-9]|\$)" "$GOS_DIR"/log/slurm*.log | tail -n 12
+	echo "job $1 ended $state, not COMPLETED"
 	return 1
 }

@@ -81,7 +81,7 @@ oversub_of() { ctl --json explain "$1" | python3 -c 'import json,sys; e = json.l
 	wait_until 30 eval '[ "$(oversub_of "$id")" = "2 2.0 max_oversub.partition.debug 512" ]'
 	ctl explain "$id" | grep -q "^--gpu-mem-oversub 2; ceiling on FACTOR 2 (max_oversub.partition.debug)"
 	touch "$release"
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	sed -i 's/^max_oversub: .*/max_oversub: 4/' "$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop && gos_daemon_start
 }
@@ -124,11 +124,11 @@ print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpu
 
 @test "the task gets the agent in LD_PRELOAD and the daemon's socket; a job without the option is untouched" {
 	id=$(submit --gres=shard:1 --gpu-mem-oversub=2 --wrap 'echo "PRELOAD=$LD_PRELOAD"; echo "SOCK=$GPUOVERSUB_SOCKET"')
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	grep -q "PRELOAD=$GOS_BUILD/lib/libgpuoversub.so" "$GOS_DIR/out-$id.txt"
 	grep -q "SOCK=$GOS_SOCK" "$GOS_DIR/out-$id.txt"
 	plain=$(submit --gres=shard:1 --wrap 'echo "PRELOAD=$LD_PRELOAD"')
-	[ "$(job_wait "$plain")" = COMPLETED ]
+	job_completed "$plain"
 	grep -qx "PRELOAD=" "$GOS_DIR/out-$plain.txt"
 	! grep -q "job $plain " "$GOS_DIR/log/gpuoversubd.log"
 }
@@ -140,7 +140,7 @@ print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpu
 	wait_until 30 listed "$id"
 	tenant "$id"
 	touch "$release"
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
 	! listed "$id"
 	! tenant "$id"
@@ -149,8 +149,8 @@ print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpu
 @test "two jobs overcommit one GPU and both finish with their data intact" {
 	a=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script a 5 4)")
 	b=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script b 5 4)")	# 320 MiB of 256
-	[ "$(job_wait "$a")" = COMPLETED ]
-	[ "$(job_wait "$b")" = COMPLETED ]
+	job_completed "$a"
+	job_completed "$b"
 	for j in "$a" "$b"; do
 		cat "$GOS_DIR/out-$j.txt"	# shown only when the test fails
 		[ "$(grep -c '^ok' "$GOS_DIR/out-$j.txt")" -eq 11 ]
@@ -185,7 +185,7 @@ PY
 	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
 		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 srun --mpi=pmix -n 4 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
 	# (Open MPI's own leaks at finalize cannot be suppressed by name; see tests/integration/mpi/mpi.bats.)
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	four_ranks_reported "$id"
 }
 
@@ -200,7 +200,7 @@ PY
 	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
 	id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
 		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 60 mpirun -n 4 --bind-to none $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
-	[ "$(job_wait "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+	job_completed "$id"
 	four_ranks_reported "$id"
 }
 
@@ -220,7 +220,7 @@ print(" ".join("%d:%d:%d" % (r["rank"], r["local_rank"], r["managed"]) for r in 
 		plugstack mpi_hooks=$hooks
 		id=$(submit -n 4 -O --gres=shard:1 --gpu-mem-oversub \
 			--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 60 mpirun -n 4 --bind-to none $GOS_BUILD/tests/integration/mpi/mpi_plain")
-		[ "$(job_wait "$id")" = COMPLETED ] || { cat "$GOS_DIR/out-$id.txt"; false; }
+		job_completed "$id"
 		cat "$GOS_DIR/out-$id.txt"
 		[ "$(grep -c '^rank [0-3] ok$' "$GOS_DIR/out-$id.txt")" -eq 4 ]
 		records[$hooks]=$(rank_records "$id")
@@ -235,7 +235,7 @@ print(" ".join("%d:%d:%d" % (r["rank"], r["local_rank"], r["managed"]) for r in 
 	id=$(submit --hold --gres=shard:1 --gpu-mem-oversub "$(job_script e 2 0)")
 	scontrol update job "$id" AdminComment="site: project climate"	# a site's, set before ours
 	scontrol release "$id"
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	run scontrol -o show job "$id"
 	echo "$output"
 	[[ "$output" == *'AdminComment=site: project climate gpuoversub={'*'"gos":2,'* ]]
@@ -291,7 +291,7 @@ assert all(p["gpus"] == ["0000:17:00.0", "0000:18:00.0"] for p in ours["parts"])
 	gos_daemon_stop
 	plugstack on_daemon_down=passthrough
 	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap 'echo "PRELOAD=$LD_PRELOAD"')
-	[ "$(job_wait "$id")" = COMPLETED ]
+	job_completed "$id"
 	grep -qx "PRELOAD=" "$GOS_DIR/out-$id.txt"
 	plugstack on_daemon_down=fail
 	id=$(submit --gres=shard:1 --gpu-mem-oversub --wrap 'echo ran')
