@@ -9,7 +9,7 @@ load ../wait
 setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/slurm/harness.bash
-	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
+	export GOS_SLURM_PORT=$(slurm_free_port)
 	dir=$(mktemp -d /tmp/gos-slurm-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
 	slurm_job_env
@@ -320,9 +320,14 @@ assert all(p["gpus"] == ["0000:17:00.0", "0000:18:00.0"] for p in ours["parts"])
 }
 
 # resident_of JOB: its bytes on the GPU in `status`. settled A B DEMAND:
-# both jobs asked for DEMAND bytes, the GPU is full and no eviction is under way.
+# both jobs asked for DEMAND bytes, the GPU is full, no eviction is under
+# way, and the balloon has found both idle (they launch nothing: each
+# within its 8-period window of 4 s, for the rest of their 30 s). Between
+# the first's turn and the second's, wider on a loaded machine, only the
+# first one's weight is lowered, and the shares are not 3:1 (Debian
+# testing's CI run measured 0.75:1 there).
 resident_of() { ctl --json status | python3 -c 'import json,sys; print(sum(t["resident"] for g in json.load(sys.stdin)["gpus"] for t in g["tenants"] if t["job"] == int(sys.argv[1])))' "$1"; }
-settled() { ctl --json status | python3 -c 'import json,sys; g = json.load(sys.stdin)["gpus"][0]; ts = [t for t in g["tenants"] if t["job"] in (int(sys.argv[1]), int(sys.argv[2]))]; sys.exit(0 if len(ts) == 2 and all(t["demand"] >= int(sys.argv[3]) for t in ts) and not g["evicting"] and sum(t["resident"] for t in ts) >= g["capacity"] - (8 << 20) else 1)' "$@"; }
+settled() { ctl --json status | python3 -c 'import json,sys; g = json.load(sys.stdin)["gpus"][0]; ts = [t for t in g["tenants"] if t["job"] in (int(sys.argv[1]), int(sys.argv[2]))]; sys.exit(0 if len(ts) == 2 and all(t["demand"] >= int(sys.argv[3]) for t in ts) and all(t["idle"] for t in ts) and not g["evicting"] and sum(t["resident"] for t in ts) >= g["capacity"] - (8 << 20) else 1)' "$@"; }
 
 # Whether `explain` of job $1 gives the weight `status` shows, nominal weight
 # $2 and shards reason $3.
