@@ -164,7 +164,7 @@ slurm_down() {
 # environment): the fake CUDA driver with its 256 MiB GPU.
 slurm_job_env() {
 	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_STATE=$GOS_DIR/fakecuda.state \
-		ASAN_OPTIONS=verify_asan_link_order=0	# the sanitizer build's agent is preloaded first
+		ASAN_OPTIONS=verify_asan_link_order=0:fast_unwind_on_fatal=0	# the sanitizer build's agent is preloaded first; a crash's stack unwound in full
 	export GOS_DIR GOS_SOCK SLURM_CONF
 }
 
@@ -195,7 +195,7 @@ job_completed() {
 	local state
 	state=$(job_wait "$1") && [ "$state" = COMPLETED ] && return 0
 	echo "job $1's output:"
-	tail -n 15 "${2:-$GOS_DIR/out-$1.txt}"
+	tail -n 40 "${2:-$GOS_DIR/out-$1.txt}"
 	echo "Slurm's logs of job $1:"
 	grep -hE "(JobId=|StepId=|job[ _]?)$1([^0-9]|\$)" "$GOS_DIR"/log/slurm*.log | tail -n 12
 	echo "job $1 ended $state, not COMPLETED"
