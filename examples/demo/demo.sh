@@ -15,7 +15,7 @@ for t in slurmctld slurmd sbatch munge; do
 done
 source tests/integration/slurm/harness.bash
 source tests/integration/wait.bash
-export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
+export GOS_SLURM_PORT=$(slurm_free_port)
 dir=$(mktemp -d /tmp/gpuoversub-demo-XXXXXX)
 trap 'slurm_down; rm -rf "$dir"' EXIT
 

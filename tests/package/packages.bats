@@ -27,7 +27,8 @@ setup_file() {
 	}
 	! any_installed || { echo "gpuoversub's packages are on this machine already: purge them first" >&2; return 1; }
 	export BUILD=${BUILD:-build} GOS_PACKAGED=1
-	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000))
+	source tests/integration/slurm/harness.bash
+	export GOS_SLURM_PORT=$(slurm_free_port)
 	PKG_DIR=$(mktemp -d /tmp/gos-packages-XXXXXX)
 	chmod 0755 "$PKG_DIR"	# the private Slurm's munged, as user munge, reaches its directory below
 	export PKG_DIR GOS_SYSTEMD_STATE=$PKG_DIR/systemd

@@ -10,7 +10,7 @@ load ../wait
 setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/slurm/harness.bash
-	export GOS_SLURM_PORT=$((20000 + RANDOM % 20000)) GOS_ACCOUNTING=1
+	export GOS_SLURM_PORT=$(slurm_free_port) GOS_ACCOUNTING=1
 	# Slurm runs jobs of two partitions that both allow oversubscription on
 	# one node only one partition at a time: prio does not allow it, and its
 	# jobs start first.

@@ -21,6 +21,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/../procs.bash"
 # slurm_down finds it and its slurmstepds, and nothing else.
 detached=(python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.environ["GOS_MARK"] = os.environ["GOS_DIR"]; os.execvp(sys.argv[1], sys.argv[1:])')
 
+# A base port for a private Slurm, which takes four from it (slurmctld,
+# slurmd, slurmdbd, MariaDB: P to P+3): none of them in use now, and all
+# below the kernel's ephemeral range, where a client's outgoing connection
+# cannot take one meanwhile. Test files run at once (run-tests.sh), and
+# CI runs other releases' suites beside them, each with a cluster of its own.
+slurm_free_port() {
+	local ephemeral=32768 p _
+	read -r ephemeral _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	for _ in $(seq 50); do
+		p=$((10000 + RANDOM % (ephemeral - 10004)))
+		[ -z "$(ss -Htan "( sport >= :$p and sport <= :$((p + 3)) )" 2>/dev/null)" ] && break
+	done
+	echo "$p"
+}
+
 plugstack() {
 	if [ -n "${GOS_PACKAGED:-}" ]; then
 		echo "include /etc/slurm/plugstack.conf.d/*" >"$GOS_DIR/etc/plugstack.conf"

@@ -12,7 +12,7 @@ load ../wait
 setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/slurm/harness.bash
-	export GOS_SLURM_PORT=${GOS_SLURM_PORT:-$((20000 + RANDOM % 20000))}
+	export GOS_SLURM_PORT=${GOS_SLURM_PORT:-$(slurm_free_port)}
 	local other=${GOS_OTHER_SERIES_PLUGIN:-$GOS_BUILD/tests/spank-other-series/spank_gpuoversub.so}
 	[ -f "$other" ] || { echo "no $other: make check-build builds it" >&2; return 1; }
 	dir=$(mktemp -d /tmp/gos-series-XXXXXX)
