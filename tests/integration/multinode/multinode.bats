@@ -50,9 +50,11 @@ job_on() {
 	on_head sbatch --parsable -N"$nodes" --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" "$@" \
 		--wrap "srun -N$nodes --ntasks-per-node=1 bash -c \"(printf 'alloc a 32\\nalloc b 32\\n'; sleep $hold; printf 'verify a\\nverify b\\nquit\\n') | $GOS_BUILD/tests/tools/gos_testapp\""
 }
-job_end() { on_head bash -c "source tests/integration/slurm/harness.bash; job_wait $1"; }
-# Whether job $1 ended COMPLETED; when not, why (harness.bash's job_completed).
-completed() { on_head bash -c "source tests/integration/slurm/harness.bash; job_completed $1"; }
+# harness.bash's FUNCTION JOB, on the head node: job_wait prints the state
+# job JOB ended in; job_completed says whether it was COMPLETED, and if not, why.
+on_head_harness() { on_head bash -c "source tests/integration/slurm/harness.bash; $1 $2"; }
+job_end() { on_head_harness job_wait "$1"; }
+completed() { on_head_harness job_completed "$1"; }
 ctl_on() { local n=$1; shift; on_node "$n" "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 # The weights of job $2's tenants on node $1, one per GPU: "0:1.0 1:1.0".
 weights_on() {

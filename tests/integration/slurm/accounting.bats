@@ -56,11 +56,9 @@ SCRIPT
 }
 
 release() {
-	local state
 	touch "$GOS_DIR/release-$1"
-	state=$(job_wait "$2")
-	echo "job $2: $state"; cat "$GOS_DIR/out-$2.txt"	# shown only when the test fails
-	[ "$state" = COMPLETED ]
+	job_completed "$2"
+	cat "$GOS_DIR/out-$2.txt"	# shown only when the test fails
 	[ "$(grep -c '^ok' "$GOS_DIR/out-$2.txt")" -gt 0 ]
 	! grep -q '^err\|^bad' "$GOS_DIR/out-$2.txt"
 }

@@ -115,9 +115,7 @@ print(e["partition"] or "-", e["account"] or "-", e["qos"] or "-", "%g" % e["gpu
 	[ "$first" = "- - - 0.25 0" ] || [ "$first" = "debug - - 0.25 0" ]
 	[ "$then" = "debug - - 0.25 0" ]
 	touch "$release"
-	state=$(job_wait "$id")
-	echo "job $id: $state"; cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
-	[ "$state" = COMPLETED ]
+	job_completed "$id"
 	mv "$GOS_DIR/gpuoversub.yaml.orig" "$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop && gos_daemon_start
 }
