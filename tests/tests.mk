@@ -54,11 +54,13 @@ check-features: features
 skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run here (see above): install what they \
 	need, or set GOS_ALLOW_SKIP=$(subst $(space),$(comma),$(strip $(unallowed_skips))) to run the rest
 
-# check-sanitize-build: what check-sanitize runs, built and not run (CI
-# builds it beside the plain suite's run). The recipe names $(MAKE)
-# itself, so that the sub-make shares the jobserver.
+# check-sanitize-build: what check-sanitize runs, built and not run, but
+# the fuzzers: they are the plain build's (FUZZ_DIR), so CI can build it
+# beside the plain build and its suite without two makes writing one
+# file. The recipe names $(MAKE) itself, so that the sub-make shares the
+# jobserver.
 check-sanitize check-sanitize-build:
-	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz $(@:check-sanitize%=check%)
+	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz $(if $(filter %-build,$@),FUZZ_BIN=) $(@:check-sanitize%=check%)
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 check-gpu: all $(TEST_TOOLS)
