@@ -13,7 +13,7 @@
 namespace gos::spank {
 
 struct Outcome {
-	int status = 0;		// 0, -errno from the daemon, or -ENOTCONN when unreachable
+	int status = 0;		// 0, -errno from the daemon, -ENOTCONN when none runs, -EPROTO when the exchange broke
 	std::string error;	// why, for the log
 	std::string body;
 	bool ok() const { return status == 0; }

@@ -57,6 +57,17 @@ std::optional<report::Report> parsed_report(const std::string &body)
 	}
 }
 
+// Why a job has no report: not this node's or no daemon (debug), or an
+// exchange that failed (a reply over the frame limit, say: an error, so
+// that a missing AdminComment part is explained in slurmd's log).
+void no_report(std::uint64_t job, const Outcome &rep)
+{
+	if (rep.status == -ENOENT || rep.status == -ENOTCONN)
+		slurm_debug("[gpuoversub] job %lu: no eviction report: %s", static_cast<unsigned long>(job), rep.error.c_str());
+	else
+		slurm_error("[gpuoversub] job %lu: no eviction report: %s", static_cast<unsigned long>(job), rep.error.c_str());
+}
+
 } // namespace
 
 void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step)
@@ -66,7 +77,7 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who,
 	gos_req_job req{job};
 	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
 	if (!rep.ok())
-		return;
+		return no_report(job, rep);
 	auto report = parsed_report(rep.body);
 	if (!report || report->ended.empty())
 		return;	// other steps still run; the last one comments
@@ -104,13 +115,8 @@ void report_job_end(const PlugstackArgs &args)
 	// Ends what its steps left (ENOENT: they all ended, or it was never ours).
 	ask_daemon(args.socket, GOS_REQ_JOB_END, req);
 	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
-	if (!rep.ok()) {
-		if (rep.status == -ENOENT || rep.status == -ENOTCONN)	// not ours, or no daemon: nothing to say
-			slurm_debug("[gpuoversub] job %s: no eviction report: %s", id, rep.error.c_str());
-		else
-			slurm_error("[gpuoversub] job %s: no eviction report: %s", id, rep.error.c_str());
-		return;
-	}
+	if (!rep.ok())
+		return no_report(req.job_id, rep);
 	auto report = parsed_report(rep.body);
 	if (!report) {
 		slurm_error("[gpuoversub] job %s: the daemon's report is not one", id);
