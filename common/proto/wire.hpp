@@ -95,13 +95,14 @@ bool terminated(const char (&s)[N])
 	return std::memchr(s, 0, N) != nullptr;
 }
 
-// True if a fixed char array holds a NUL-terminated string without control
-// characters (ESC, BEL, a newline...): a name the daemon logs and prints.
+// True if a fixed char array holds a NUL-terminated string of safe text
+// (valid UTF-8 without control characters, text.hpp): a name the daemon
+// logs, prints and writes to JSON records.
 template <std::size_t N>
 bool printable_name(const char (&s)[N])
 {
 	const void *end = std::memchr(s, 0, N);
-	return end && !has_control(std::string_view(s, static_cast<const char *>(end) - s));
+	return end && safe_text(std::string_view(s, static_cast<const char *>(end) - s));
 }
 
 } // namespace gos::proto

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "common/util/json_text.hpp"
+
 namespace gos::report {
 namespace {
 
@@ -68,7 +70,7 @@ AdminComment split_admin_comment(const std::string &field)
 
 std::string join_admin_comment(const AdminComment &c)
 {
-	std::string segment = c.ours.empty() ? "" : marker + c.ours.dump();
+	std::string segment = c.ours.empty() ? "" : marker + json_text(c.ours);
 	if (c.site.empty() || segment.empty())
 		return c.site + segment;
 	return c.site + " " + segment;

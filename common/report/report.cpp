@@ -1,5 +1,7 @@
 #include "common/report/report.hpp"
 
+#include "common/util/json_text.hpp"
+
 namespace gos::report {
 
 void to_json(nlohmann::json &j, const GpuPart &g)
@@ -67,7 +69,7 @@ std::string stored_report_text(const Report &r)
 	nlohmann::ordered_json text = {{"job", r.job}, {"uid", r.uid}};
 	for (const auto &[key, value] : all.items())
 		text[key] = value;	// job and uid stay first
-	return text.dump(2) + "\n";
+	return json_text(text, 2) + "\n";
 }
 
 } // namespace gos::report

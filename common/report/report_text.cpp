@@ -1,7 +1,9 @@
 #include "common/report/report_text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "common/util/text.hpp"
 #include "common/util/units.hpp"
@@ -58,6 +60,29 @@ std::string restarts_text(const Report &r)
 	return s.str();
 }
 
+// One line per rank up to this many; beyond, the count and the ranks that
+// allocated most (the JSON report lists every one), so that a 1,024-rank
+// job's end is a few lines of the log, not a thousand.
+static constexpr std::size_t ranks_listed = 8;
+
+static std::string ranks_text(const Report &r)
+{
+	std::vector<const Rank *> shown;
+	for (const Rank &rk : r.ranks)
+		shown.push_back(&rk);
+	std::ostringstream s;
+	if (shown.size() > ranks_listed) {
+		std::partial_sort(shown.begin(), shown.begin() + ranks_listed, shown.end(),
+				  [](const Rank *a, const Rank *b) { return a->bytes_allocated > b->bytes_allocated; });
+		s << "  " << shown.size() << " ranks; the " << ranks_listed << " that allocated most:\n";
+		shown.resize(ranks_listed);
+	}
+	for (const Rank *rk : shown)
+		s << "  " << who_ran(*rk) << ": " << rk->allocs << " allocations, " << format_bytes(rk->bytes_allocated)
+		  << ", evicted " << format_bytes(rk->bytes_evicted) << "\n";
+	return s.str();
+}
+
 std::string report_summary(const Report &r)
 {
 	std::ostringstream s;
@@ -73,9 +98,7 @@ std::string report_summary(const Report &r)
 	s << "  throttled " << r.throttle_events << " times, advice given " << r.advice_events << " times\n";
 	s << weights_text(r);
 	s << restarts_text(r);
-	for (const Rank &rk : r.ranks)
-		s << "  " << who_ran(rk) << ": " << rk.allocs << " allocations, " << format_bytes(rk.bytes_allocated)
-		  << ", evicted " << format_bytes(rk.bytes_evicted) << "\n";
+	s << ranks_text(r);
 	return s.str();
 }
 

@@ -38,20 +38,18 @@ private:
 	bool logged_once_ = false;
 };
 
-// A token bucket for the lines one source (a job) may cause: a burst of
-// `burst` lines, then `per_second` a second; the same allow() as RateLimit,
-// so GOS_LOG_LIMITED says how many were left out.
-class LogBudget {
+// A token bucket for what one source (a job's log lines, a user's refused
+// hellos) may cost: a burst of `burst`, then `per_second` a second; the
+// same allow() as RateLimit, so GOS_LOG_LIMITED says how many were left out.
+class TokenBucket {
 public:
 	using Clock = std::chrono::steady_clock;
 
-	LogBudget(double burst, double per_second) : burst_(burst), rate_(per_second), tokens_(burst) {}
+	TokenBucket(double burst, double per_second) : burst_(burst), rate_(per_second), tokens_(burst) {}
 
 	std::optional<std::uint64_t> allow(Clock::time_point now = Clock::now())
 	{
-		if (last_ != Clock::time_point{})
-			tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
-		last_ = now;
+		refill(now);
 		if (tokens_ < 1) {
 			++skipped_;
 			return std::nullopt;
@@ -62,7 +60,21 @@ public:
 		return skipped;
 	}
 
+	// Whether allow() would say no now, without taking a token.
+	bool spent(Clock::time_point now = Clock::now())
+	{
+		refill(now);
+		return tokens_ < 1;
+	}
+
 private:
+	void refill(Clock::time_point now)
+	{
+		if (last_ != Clock::time_point{})
+			tokens_ = std::min(burst_, tokens_ + rate_ * std::chrono::duration<double>(now - last_).count());
+		last_ = now;
+	}
+
 	double burst_, rate_, tokens_;
 	Clock::time_point last_{};
 	std::uint64_t skipped_ = 0;

@@ -13,6 +13,7 @@
 
 #include "common/report/report_text.hpp"
 #include "common/status/status.hpp"
+#include "common/util/json_text.hpp"
 #include "common/util/text.hpp"
 #include "daemon/ctl/job_wide.hpp"
 #include "common/util/units.hpp"
@@ -230,10 +231,10 @@ int main(int argc, char **argv)
 		json out;
 		if (cmd == "status" && optind == argc) {
 			out = answer(daemon_at(socket)->status());
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_status(reply_as<gos::status::Status>(out, "status"));
+			as_json ? void(std::cout << gos::json_text(out, 2) << "\n") : print_status(reply_as<gos::status::Status>(out, "status"));
 		} else if (cmd == "jobs" && optind == argc) {
 			out = answer(daemon_at(socket)->jobs());
-			as_json ? void(std::cout << out.dump(2) << "\n")
+			as_json ? void(std::cout << gos::json_text(out, 2) << "\n")
 				: print_jobs(reply_as<std::vector<gos::status::JobStatus>>(out, "job list"));
 		} else if ((cmd == "report" || cmd == "explain") && optind + 1 == argc) {
 			char *end = nullptr;
@@ -249,14 +250,14 @@ int main(int argc, char **argv)
 			if (as_json) {
 				if (!wide.ours.empty())
 					out["job_wide"] = wide.ours;
-				std::cout << out.dump(2) << "\n";
+				std::cout << gos::json_text(out, 2) << "\n";
 			} else {
 				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report")) : print_explain(out);
 				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
 			}
 		} else if (cmd == "requests" && optind == argc) {
 			out = answer(daemon_at(socket)->requests());
-			as_json ? void(std::cout << out.dump(2) << "\n") : print_requests(out);
+			as_json ? void(std::cout << gos::json_text(out, 2) << "\n") : print_requests(out);
 		} else {
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}

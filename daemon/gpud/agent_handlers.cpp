@@ -1,6 +1,7 @@
 // An agent's requests about itself and its job.
 #include <cstring>
 
+#include "common/util/json_text.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/identity.hpp"
@@ -8,6 +9,19 @@
 
 namespace gos::gpud {
 
+namespace {
+
+Reply too_many_ranks(std::uint64_t job, std::uint64_t cap)
+{
+	return {-E2BIG, "job " + std::to_string(job) + " already counts the " + std::to_string(cap) +
+				" ranks max_ranks_per_job allows", {}};
+}
+
+} // namespace
+
+// A refused hello also ends its connection (Daemon::handle), so a flood
+// of them costs its sender a connection each, which the server bounds per
+// uid; past the uid's budget of refusals it costs the daemon no /proc walk.
 Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 {
 	gos_req_hello req;
@@ -15,6 +29,17 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 		return {-EINVAL, *why, {}};
 	if (s.job)
 		return {-EALREADY, "this connection already said hello", {}};
+	TokenBucket &refused = refused_hellos_.try_emplace(s.peer.uid, 32, 8).first->second;
+	if (refused.spent())
+		return {-EAGAIN, "uid " + std::to_string(s.peer.uid) + " had too many hellos refused; try again later", {}};
+	Reply r = admit(s, req);
+	if (r.status)
+		refused.allow();
+	return r;
+}
+
+Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
+{
 	if (static_cast<pid_t>(req.pid) != s.peer.pid)
 		return {-EPERM, "pid " + std::to_string(req.pid) + " is not the connecting process (" +
 					std::to_string(s.peer.pid) + ")", {}};
@@ -32,13 +57,16 @@ Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 	if (j.agents >= cfg_.policy.max_agents_per_job)
 		return {-EUSERS, "job " + std::to_string(*job) + " already has the " + std::to_string(cfg_.policy.max_agents_per_job) +
 					 " connected processes max_agents_per_job allows", {}};
+	// Listed in the report from now on: a task that says hello again and
+	// again under new ranks is bounded as RANK is.
+	if (!j.rank(req.rank, s.peer.pid, cfg_.policy.max_ranks_per_job))
+		return too_many_ranks(*job, cfg_.policy.max_ranks_per_job);
 	std::uint32_t client = 0;
 	if (int err = agent_engine_.connect(s.id, client))
 		return {err, "engine: " + errno_text(err), {}};
 	s.job = *job;
 	j.agents++;
 	s.rank = req.rank;
-	j.rank(s.rank, s.peer.pid);	// listed in the report from now on
 	gos_rep_hello rep{};
 	rep.job_id = *job;
 	rep.client = client;
@@ -57,14 +85,12 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
 	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::printable_name(req.node))
 		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name "
-				 "without control characters", {}};
+				 "of valid UTF-8 without control characters", {}};
 	Job &job = ledger_.at(s.job);
-	if (!job.has_rank(req.rank, s.peer.pid) && job.ranks.size() >= cfg_.policy.max_ranks_per_job)
-		return {-E2BIG, "job " + std::to_string(s.job) + " already counts the " +
-					std::to_string(cfg_.policy.max_ranks_per_job) + " ranks max_ranks_per_job allows", {}};
 	// Counted so far under the old rank; from now on under the new one.
+	if (!job.rank(req.rank, s.peer.pid, cfg_.policy.max_ranks_per_job))
+		return too_many_ranks(s.job, cfg_.policy.max_ranks_per_job);
 	s.rank = req.rank;
-	job.rank(s.rank, s.peer.pid);
 	GOS_LOG_LIMITED(job.log_budget, log::info, "job " << s.job << ": pid " << s.peer.pid << " is MPI rank " << req.rank << " of "
 				  << req.world_size << " (local " << req.local_rank << ") on " << req.node);
 	return {0, {}, {}};
@@ -85,20 +111,15 @@ Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
 	std::memcpy(records.data(), f.payload.data() + sizeof head, records.size() * sizeof(gos_rank_record));
 	for (const auto &r : records)
 		if (r.rank < 0 || !proto::printable_name(r.node))
-			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name without control "
-					 "characters", {}};
+			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name of valid UTF-8 "
+					 "without control characters", {}};
 	Job &job = ledger_.at(s.job);
 	std::uint64_t omitted = 0;
-	for (const auto &r : records) {
-		if (!job.mpi_ranks.count(r.rank) && job.mpi_ranks.size() >= cfg_.policy.max_ranks_per_job) {
-			omitted++;
-			continue;
-		}
-		job.mpi_ranks[r.rank] = MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
-					       r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
-					       r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges};
-	}
-	job.mpi_ranks_omitted += omitted;
+	for (const auto &r : records)
+		omitted += !job.keep_mpi_rank(MpiRank{r.rank, r.local_rank, r.managed != 0, static_cast<pid_t>(r.pid), r.node,
+						      r.device_bytes, r.host_bytes, r.evictions, r.returns, r.bytes_evicted,
+						      r.bytes_returned, r.advice, r.pinned_bytes, r.exchanges},
+					      cfg_.policy.max_ranks_per_job);
 	// Saved at the next checkpoint, or at once if the job ends first: a
 	// frame never costs the loop a write of the whole list.
 	job.mpi_ranks_unsaved = true;
@@ -154,7 +175,7 @@ Reply AgentHandlers::stats(Session &s, const proto::Frame &)
 	const Job &job = ledger_.at(s.job);
 	if (!may_read_job(s.peer, job.uid))
 		return {-EACCES, "job " + std::to_string(job.id) + " belongs to another user", {}};
-	return {0, {}, nlohmann::json(build_report(ledger_.folded(job), {}, gpus_)).dump()};
+	return {0, {}, json_text(build_report(ledger_.folded(job), {}, gpus_))};
 }
 
 } // namespace gos::gpud

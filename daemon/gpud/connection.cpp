@@ -158,8 +158,9 @@ void Connection::queue(proto::Bytes b)
 		return;
 	queued_ += b.size();
 	out_.push_back(std::move(b));
-	if (queued_ > limits_.max_output) {
-		GOS_LOG_LIMITED(unread_log, log::warning, "pid " << peer_.pid << " stopped reading its messages; disconnected");
+	if (queued_ > limits_.max_output || !charge()) {
+		GOS_LOG_LIMITED(unread_log, log::warning,
+				"pid " << peer_.pid << " (uid " << peer_.uid << ") stopped reading its messages; disconnected");
 		return hang_up();
 	}
 	if (!writing_)
@@ -192,21 +193,28 @@ bool Connection::refused_at_header()
 	return true;
 }
 
-bool Connection::over_held()
+// Unfinished frames and unread replies alike: 250 connections that each
+// ask for a large reply and never read it are one user's, bounded as one.
+bool Connection::charge()
 {
 	if (!hooks_.held)
-		return false;
-	std::size_t now = decoder_.held();
+		return true;
+	std::size_t now = decoder_.held() + queued_;
 	bool ok = hooks_.held(static_cast<std::int64_t>(now) - static_cast<std::int64_t>(charged_));
 	charged_ = now;
-	if (ok)
+	return ok;
+}
+
+bool Connection::over_held()
+{
+	if (charge())
 		return false;
 	GOS_LOG_LIMITED(bad_frame_log, log::warning,
 			"uid " << peer_.uid << " holds more than " << (limits_.max_held_per_uid >> 20)
-			       << " MiB of unfinished frames; pid " << peer_.pid << " disconnected");
+			       << " MiB of unfinished frames and unread replies; pid " << peer_.pid << " disconnected");
 	closed_ = true;
 	refuse(sock_, -ENOBUFS, "your connections hold more than " + std::to_string(limits_.max_held_per_uid >> 20) +
-					" MiB of unfinished frames");
+					" MiB of unfinished frames and unread replies");
 	release();
 	return true;
 }
@@ -220,6 +228,7 @@ void Connection::write()
 			return self->close();
 		self->queued_ -= n;
 		self->out_.pop_front();
+		self->charge();	// less held now: never over for it
 		self->last_progress_ = Clock::now();
 		if (!self->out_.empty())
 			self->write();

@@ -32,7 +32,7 @@ struct ConnectionLimits {
 	std::size_t frames_per_turn = 32;
 	std::size_t pause_output = 256 << 10;	// stop reading while this much is unread
 	std::size_t max_output = 16 << 20;	// an agent not reading its orders is cut off
-	std::size_t max_held_per_uid = 16 << 20;	// frames received, not yet handled, of one user's
+	std::size_t max_held_per_uid = 16 << 20;	// one user's frames not yet handled and replies not yet read
 };
 
 // What the server counts, told by the connection.
@@ -41,8 +41,9 @@ struct ConnectionHooks {
 	// against its user's cap) or goes, whichever is first; may be empty.
 	std::function<void()> uncount;
 	std::function<void()> released;	// once, when it is gone
-	// The bytes of frames it holds changed by delta; false when its user now
-	// holds more than max_held_per_uid. May be empty (root's).
+	// The bytes it holds (frames received and not handled, replies queued
+	// and not read) changed by delta; false when its user now holds more
+	// than max_held_per_uid. May be empty (root's).
 	std::function<bool(std::int64_t delta)> held;
 };
 
@@ -64,7 +65,8 @@ private:
 	void pump();		// handles frames and reads until the peer or a bound stops it
 	bool sender_gone();
 	bool refused_at_header();	// a frame begun that the peer may not send
-	bool over_held();		// its user holds too many bytes of frames: cut off
+	bool charge();			// tells hooks_.held what it holds now; false when its user holds too much
+	bool over_held();		// its user holds too many bytes: cut off
 	void queue(proto::Bytes b);
 	void hang_up();		// closes from the loop, never inside the daemon's call
 	void write();
@@ -84,7 +86,7 @@ private:
 	proto::Decoder decoder_{proto::Decoder::Accepts::requests};
 	std::deque<proto::Bytes> out_;
 	std::size_t queued_ = 0;
-	std::size_t charged_ = 0;	// decoder bytes told to hooks_.held
+	std::size_t charged_ = 0;	// decoder and output bytes told to hooks_.held
 	std::uint64_t frames_ = 0;
 	Clock::time_point opened_, last_progress_;
 	std::optional<Clock::time_point> frame_since_;	// a frame begun and not yet whole

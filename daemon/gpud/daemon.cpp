@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/proto/requests.hpp"
 #include "daemon/gpud/directories.hpp"
 #include "common/util/log.hpp"
 #include "daemon/gpud/reply.hpp"
@@ -61,7 +62,14 @@ void Daemon::handle(SessionId id, const proto::Frame &f)
 	if (!s)
 		return;
 	Reply r = routes_.dispatch(*s, f);
+	// No reply over its row's bound (for JSON, the frame's) is sent.
+	if (const proto::RequestRow *row = proto::request_row(f.hdr.type); row && r.body.size() > row->reply_max)
+		r = {-E2BIG, "the reply would be " + std::to_string(r.body.size()) + " bytes, over the " +
+				     std::to_string(row->reply_max) + " this request may return", {}};
 	s->send(proto::encode_reply(f.hdr.seq, r.status, r.error, r.body.data(), r.body.size()));
+	// A refused hello ends its connection (AgentHandlers::hello).
+	if (f.hdr.type == GOS_REQ_HELLO && r.status && !s->job && s->hang_up)
+		s->hang_up();
 	flush_orders();
 }
 

@@ -48,9 +48,10 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	if (!again) {
 		job.latency.add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
 			std::chrono::steady_clock::now() - start).count()));
-		RankStats &counters = job.rank(s.rank, s.peer.pid);
-		counters.allocs++;
-		counters.bytes_allocated += req.size;
+		if (RankStats *counters = job.counters(s.rank, s.peer.pid)) {
+			counters->allocs++;
+			counters->bytes_allocated += req.size;
+		}
 	}
 	gos_rep_alloc rep{};
 	rep.buffer = res.buffer;

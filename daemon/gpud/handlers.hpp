@@ -4,10 +4,12 @@
 // handler runs: a handler checks only its request.
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "common/config/config.hpp"
 #include "common/proto/wire.hpp"
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/agent_engine.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
@@ -52,11 +54,17 @@ public:
 #include "daemon/gpud/handler_decls.hpp"
 
 private:
+	Reply admit(Session &s, const gos_req_hello &req);
+
 	const config::Config &cfg_;
 	JobLedger &ledger_;
 	EngineControl &engine_;
 	const std::vector<Gpu> &gpus_;
 	AgentEngine &agent_engine_;
+	// Each uid's refused hellos. Deciding one walks /proc (the process's
+	// ancestors, its cgroup), so a uid refused past a burst of 32, then 8 a
+	// second, is refused at once, before that walk.
+	std::map<uid_t, TokenBucket> refused_hellos_;
 };
 
 // An agent's engine calls, made on the daemon only when the engine is the

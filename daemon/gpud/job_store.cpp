@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "common/util/atomic_file.hpp"
+#include "common/util/json_text.hpp"
 #include "common/util/log.hpp"
 #include "common/util/regular_file.hpp"
 
@@ -55,20 +56,20 @@ std::string JobStore::save(const Job &now)
 	try {
 		if (now.mpi_ranks_unsaved) {
 			make_dirs(dir_, 0700);
-			write_file_atomically(ranks_path(now.id), mpi_rank_list(now).dump() + "\n", 0600);
+			write_file_atomically(ranks_path(now.id), json_text(mpi_rank_list(now)) + "\n", 0600);
 		}
 		nlohmann::json record = to_json(now);
-		std::string text = record.dump();
+		std::string text = json_text(record);
 		if (written_[now.id] == text)
 			return "";
 		make_dirs(dir_, 0700);
-		write_file_atomically(path(now.id), record.dump(1) + "\n", 0600);
+		write_file_atomically(path(now.id), json_text(record, 1) + "\n", 0600);
 		written_[now.id] = std::move(text);
 		return "";
 	} catch (const std::exception &e) {
 		// The in-memory ledger stays right; only restart safety is at
 		// risk until the record is saved.
-		GOS_LOG(log::error, "state: cannot save job " << now.id << ": " << e.what());
+		GOS_LOG_LIMITED(failures_, log::error, "state: cannot save job " << now.id << ": " << e.what());
 		return e.what();
 	}
 }

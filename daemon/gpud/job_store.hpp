@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/util/rate_limit.hpp"
 #include "daemon/gpud/jobs.hpp"
 
 namespace gos::gpud {
@@ -29,6 +30,9 @@ private:
 	std::string ranks_path(std::uint64_t job) const;
 	std::string dir_;
 	std::map<std::uint64_t, std::string> written_;	// the last record written, per job
+	// A save that fails fails again every second (a full disk): one
+	// line a minute, with the count left out.
+	RateLimit failures_{std::chrono::minutes(1)};
 };
 
 } // namespace gos::gpud

@@ -82,18 +82,31 @@ void from_json(const nlohmann::json &j, CounterBase &c)
 #undef GOS_READ
 }
 
-RankStats &Job::rank(int r, pid_t pid)
+RankStats *Job::rank(int r, pid_t pid, std::size_t cap)
 {
-	for (auto &rs : ranks)
-		if (rs.rank == r && rs.pid == pid)
-			return rs;
+	if (RankStats *rs = counters(r, pid))
+		return rs;
+	if (ranks.size() >= cap)
+		return nullptr;
 	ranks.push_back(RankStats{r, pid});
-	return ranks.back();
+	return &ranks.back();
 }
 
-bool Job::has_rank(int r, pid_t pid) const
+RankStats *Job::counters(int r, pid_t pid)
 {
-	return std::any_of(ranks.begin(), ranks.end(), [&](const RankStats &rs) { return rs.rank == r && rs.pid == pid; });
+	auto it = std::find_if(ranks.begin(), ranks.end(), [&](const RankStats &rs) { return rs.rank == r && rs.pid == pid; });
+	return it == ranks.end() ? nullptr : &*it;
+}
+
+bool Job::keep_mpi_rank(const MpiRank &r, std::size_t cap)
+{
+	auto it = mpi_ranks.find(r.rank);
+	if (it == mpi_ranks.end() && mpi_ranks.size() >= cap) {
+		mpi_ranks_omitted++;
+		return false;
+	}
+	mpi_ranks[r.rank] = r;
+	return true;
 }
 
 namespace {

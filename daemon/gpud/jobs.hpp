@@ -128,10 +128,20 @@ struct Job {
 	bool resumed = false;
 	std::uint32_t agents = 0;		// its connections that said hello, now
 	// The log lines its agents may cause: 20 at once, then 2 a second.
-	LogBudget log_budget{20, 2};
+	TokenBucket log_budget{20, 2};
 
-	RankStats &rank(int rank, pid_t pid);
-	bool has_rank(int rank, pid_t pid) const;
+	// The one place each list grows, under its cap (max_ranks_per_job):
+	// every request that names a new rank (HELLO, RANK) or reports one
+	// (RANK_REPORT) is bounded alike.
+	// The counters of (rank, pid), made if the job counts fewer than cap;
+	// nullptr when it is full.
+	RankStats *rank(int rank, pid_t pid, std::size_t cap);
+	// The counters of (rank, pid) if listed (an agent's, since its hello),
+	// never made: what its allocations and orders add to.
+	RankStats *counters(int rank, pid_t pid);
+	// Keeps r's record if the job lists r already or fewer than cap ranks;
+	// false (and counted in mpi_ranks_omitted) when it is full.
+	bool keep_mpi_rank(const MpiRank &r, std::size_t cap);
 };
 
 nlohmann::json to_json(const Job &job);

@@ -35,10 +35,9 @@ int OrderRouter::done(const Session &s, std::uint64_t order, bool ok)
 	auto it = c->second.orders.find(order);
 	if (it != c->second.orders.end()) {
 		Job *job = ledger_.find(s.job);	// null once the job is gone
-		if (!err && ok && job) {
-			RankStats &rs = job->rank(s.rank, s.peer.pid);
-			(it->second.first == GOS_MSG_EVICT ? rs.bytes_evicted : rs.bytes_returned) += it->second.second;
-		}
+		RankStats *rs = job ? job->counters(s.rank, s.peer.pid) : nullptr;
+		if (!err && ok && rs)
+			(it->second.first == GOS_MSG_EVICT ? rs->bytes_evicted : rs->bytes_returned) += it->second.second;
 		c->second.orders.erase(it);
 	}
 	return err;
@@ -71,7 +70,8 @@ void OrderRouter::deliver(Session &s, const gos_message &m)
 	if (job && o.gpu < job->gpus.size())
 		o.numa_node = gpus_[job->gpus[o.gpu].node_gpu].numa_node;
 	if (m.kind == GOS_MSG_ADVICE && job) {
-		job->rank(s.rank, s.peer.pid).advice++;
+		if (RankStats *rs = job->counters(s.rank, s.peer.pid))
+			rs->advice++;
 		job->advice_events++;
 	}
 	s.send(proto::encode(GOS_WIRE_ORDER, 0, o));

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include "common/proto/requests.hpp"
+#include "common/util/json_text.hpp"
 #include "common/util/regular_file.hpp"
 
 #include "daemon/gpud/handlers.hpp"
@@ -12,12 +13,12 @@ namespace gos::gpud {
 
 Reply QueryHandlers::status(Session &, const proto::Frame &)
 {
-	return {0, {}, nlohmann::json(views_.status()).dump()};
+	return {0, {}, json_text(views_.status())};
 }
 
 Reply QueryHandlers::jobs(Session &, const proto::Frame &)
 {
-	return {0, {}, nlohmann::json(views_.jobs()).dump()};
+	return {0, {}, json_text(views_.jobs())};
 }
 
 // The request table, and the values of the settings its costs name.
@@ -37,8 +38,8 @@ Reply QueryHandlers::requests(Session &, const proto::Frame &)
 	nlohmann::json caps = {{"max_agents_per_job", p.max_agents_per_job}, {"max_buffers_per_job", p.max_buffers_per_job},
 			       {"max_ranks_per_job", p.max_ranks_per_job}, {"max_connections_per_uid", p.max_connections_per_uid},
 			       {"host_spill_limit", p.host_spill_limit}};
-	return {0, {}, nlohmann::json{{"wire_version", GOS_WIRE_VERSION}, {"max_payload_bytes", GOS_WIRE_MAX_PAYLOAD},
-				      {"requests", rows}, {"caps", caps}}.dump()};
+	return {0, {}, json_text({{"wire_version", GOS_WIRE_VERSION}, {"max_payload_bytes", GOS_WIRE_MAX_PAYLOAD},
+				  {"requests", rows}, {"caps", caps}})};
 }
 
 // Why a running job has its shares.
@@ -52,7 +53,7 @@ Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
 	if (s.peer.uid != 0 && s.peer.uid != job->uid)
 		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
-	return {0, {}, views_.explain(*job, ledger_.weights(*job), oversub_json(cfg_, *job)).dump()};
+	return {0, {}, json_text(views_.explain(*job, ledger_.weights(*job), oversub_json(cfg_, *job)))};
 }
 
 // A running job's report so far, or an ended job's from the report directory.
@@ -67,7 +68,7 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 			return {-EACCES, refused, {}};
 		report::Report rep = build_report(ledger_.folded(*job), {}, gpus_);
 		rep.weights = ledger_.weights(*job).get<std::vector<report::GpuWeight>>();	// as the final report has them
-		return {0, {}, nlohmann::json(rep).dump()};
+		return {0, {}, json_text(rep)};
 	}
 	// Its owner from its first bytes, before anything else of it is read:
 	// a large report of another user's costs them nothing to ask for.
@@ -84,7 +85,7 @@ Reply QueryHandlers::report(Session &s, const proto::Frame &f)
 		auto j = nlohmann::json::parse(read_regular_file(path, {stored_report_max, true}), nullptr, false);
 		if (j.is_discarded())
 			return {-EIO, "the stored report for job " + std::to_string(req.job_id) + " is unreadable", {}};
-		return {0, {}, j.dump()};
+		return {0, {}, json_text(j)};
 	} catch (const FileRefused &e) {
 		return {-EIO, e.what(), {}};
 	}

@@ -88,7 +88,8 @@ bool Link::try_connect()
 		if (err) {
 			why = client->error();
 			client.reset();
-			if (err != -ENOTCONN) {
+			// EAGAIN: this uid had too many hellos refused; tried again later.
+			if (err != -ENOTCONN && err != -EAGAIN) {
 				state_ = State::refused;
 				refused_.store(true, std::memory_order_relaxed);
 				warn("gpuoversubd refused this process: " + why +

@@ -208,6 +208,84 @@ at_most_descriptors() {
 	within_bounds
 }
 
+# Issue 31, finding 1: RANK checked max_ranks_per_job and HELLO did not, so
+# one task that said hello under 60,000 ranks was listed 60,000 times (an
+# 8.8 MB record rewritten every second, a 6.3 MB STATS reply, a 10 MB report).
+@test "issue 31 findings 1 and 9: one task says hello under 2,000 new ranks: max_ranks_per_job holds at HELLO as at RANK, and the end logs 8 of them" {
+	daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 13
+	agent_of 13 hello-ranks 2000
+	root_registrations
+	wait_until 120 grep -q "^hello-ranks" "$D/agent.13.0"
+	agents_end
+	cat "$D/agent.13.0"
+	"$REGISTER" "$D/s.root.sock" end 13
+	wait_until 10 test -f "$D/reports/job-13.json"
+	local listed
+	listed=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["ranks"]))' "$D/reports/job-13.json")
+	echo "ranks in job 13's report: $listed; report $(stat -c %s "$D/reports/job-13.json") bytes" >&3
+	grep -q "^hello-ranks 1024$" "$D/agent.13.0"
+	grep -q "^refused -7 job 13 already counts the 1024 ranks max_ranks_per_job allows" "$D/agent.13.0"
+	[ "$listed" -eq 1024 ]
+	# Finding 9: its end's summary names the count and the top ranks, not each.
+	wait_until 10 grep -q "gpuoversub report for job 13" "$D/log"
+	local lines
+	lines=$(grep -c "^<5>  rank [0-9]* (pid [0-9]*): " "$D/log" || true)
+	echo "the end's summary: $lines rank lines" >&3
+	grep -q "^<5>  1024 ranks; the 8 that allocated most:" "$D/log"
+	[ "$lines" -eq 8 ]
+	figures "2,000 hellos under new ranks"
+	within_bounds
+}
+
+# Issue 31, finding 4: 1,434 refused hellos a second from a user without a
+# job took 18 s of the daemon's CPU in 20 s (each walks /proc), and root's
+# registration p99 reached 4 s.
+@test "issue 31 finding 4: a user without a job says hello 3,000 times: each refusal ends its connection, and past a burst none walks /proc" {
+	daemon_up
+	RSS0=$(rss_kib)
+	as_neighbour 2 /usr/bin/python3 "$AGENT" "$D/s.sock" hello-ranks 3000 >"$D/flood" 2>&1 &
+	local flood=$!
+	root_registrations
+	wait "$flood"
+	cat "$D/flood"
+	local walked seconds
+	walked=$(sed -n 's/^refusals.*-1:\([0-9]*\).*/\1/p' "$D/flood")
+	seconds=$(sed -n 's/^refusals.* in \([0-9]*\)\.[0-9] s$/\1/p' "$D/flood")
+	echo "refused after a walk of /proc: $walked of 3000 in about $seconds s" >&3
+	grep -q "^hello-ranks 0$" "$D/flood"
+	grep -q "^refusals .*-11:" "$D/flood"
+	# A burst of 32, then 8 a second (and a second's slack).
+	[ "$walked" -le $((32 + 8 * (seconds + 2))) ]
+	figures "3,000 hellos from a user without a job"
+	within_bounds
+}
+
+# Issue 31, finding 5: 250 agents that each asked for a 3 MB STATS reply and
+# never read it held 733 MB of the daemon's memory: output was bounded per
+# connection (16 MiB) and the per-user budget counted input only.
+@test "issue 31 finding 5: 200 agents of a 1,000-rank job each ask for its report and never read it: one user's unread replies are bounded as one" {
+	daemon_up
+	RSS0=$(rss_kib)
+	neighbour_job 14
+	agent_of 14 hello-ranks 1000
+	wait_until 120 grep -q "^hello-ranks 1000" "$D/agent.14.0"
+	agent_of 14 rank-reports 1 1000
+	wait_until 60 grep -q "^report 0 0 " "$D/agent.14.1"
+	agent_of 14 stats-unread 200
+	wait_until 120 grep -q "^stats-unread" "$D/agent.14.2"
+	root_registrations
+	local size
+	size=$("$CTL" --socket "$D/s.sock" --json report 14 | wc -c)
+	cat "$D/agent.14.2"
+	echo "the job's report: $size bytes; unread replies cut off: $(grep -c 'stopped reading its messages' "$D/log")" >&3
+	agents_end
+	grep -q "(uid $(neighbour_uid 1)) stopped reading its messages; disconnected" "$D/log"
+	figures "200 unread reports of $size bytes"
+	within_bounds
+}
+
 @test "finding 2: a frame only an agent may send, begun by a user without a job, is refused at its header" {
 	daemon_up
 	RSS0=$(rss_kib)

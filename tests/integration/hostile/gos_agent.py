@@ -7,26 +7,36 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
       --wait      reads a line from stdin first (the test registers us meanwhile)
       --cgroup D  makes cgroup D and moves this process into it first
       Prints "hello STATUS ERROR" and, whatever hello said, "stats STATUS
-      ERROR" (STATS returns the job's data). Exits 0 if hello was accepted.
+      ERROR" (STATS returns the job's data), or "stats: the daemon closed the
+      connection" (as it does after a refused hello). Exits 0 if hello was
+      accepted.
   gos_agent.py SOCKET alloc N
       Hello, then N allocations of 4 KiB; prints "alloc I STATUS ERROR" for
       each, then frees the first and allocates once more ("again ...").
   gos_agent.py SOCKET rank NODE
-      Hello, then says it is MPI rank 0 of 1 on node NODE; prints "rank
-      STATUS ERROR". Exits 0 if hello was accepted.
+      Hello, then says it is MPI rank 0 of 1 on node NODE (its bytes as
+      given, valid UTF-8 or not); prints "rank STATUS ERROR". Exits 0 if
+      hello was accepted.
   gos_agent.py SOCKET big SIZE N [FLAGS]
       Hello, then N allocations of SIZE bytes with allocation FLAGS (2:
       AGAIN); prints "big I STATUS ERROR" for each and "held N" at the end,
       then waits for stdin to close, holding them.
-  gos_agent.py SOCKET rank-reports FRAMES COUNT
+  gos_agent.py SOCKET rank-reports FRAMES COUNT [NODE]
       Hello, then FRAMES rank reports of COUNT records each, every record a
-      new rank; prints "report I STATUS ERROR" for each.
+      new rank on node NODE ("node"); prints "report I STATUS ERROR" for each.
   gos_agent.py SOCKET ranks N
       Hello, then N RANK requests (ranks 0 to 7 in turn); prints "ranks N
       STATUS ERROR" of the last.
   gos_agent.py SOCKET hellos N
       N connections that each say hello; prints "hellos ACCEPTED" and the
       first refusal, "refused STATUS ERROR", then holds them until stdin closes.
+  gos_agent.py SOCKET hello-ranks N
+      N connections one after another, each saying hello as rank I of N
+      and closing; prints "hello-ranks ACCEPTED", the first refusal,
+      "refused STATUS ERROR", and "refusals STATUS:COUNT ... in SECONDS s".
+  gos_agent.py SOCKET stats-unread N
+      N connections that each say hello and ask STATS, never reading the
+      reply; prints "stats-unread N" and holds them until stdin closes.
   gos_agent.py SOCKET unfinished N
       N connections that each say hello and send 500 KiB of a 600 KiB rank
       report; prints "unfinished N" and holds them until stdin closes.
@@ -102,8 +112,11 @@ def hello_and_stats(path, args):
             f.write(str(os.getpid()))
     sock = connect(path)
     status = hello(sock)
-    st, error, body = call(sock, STATS)
-    print("stats", st, error or body[:40].decode(errors="replace"), flush=True)
+    try:
+        st, error, body = call(sock, STATS)
+        print("stats", st, error or body[:40].decode(errors="replace"), flush=True)
+    except (SystemExit, OSError):	# the daemon closed it (a write may see EPIPE)
+        print("stats: the daemon closed the connection", flush=True)
     return 0 if status == 0 else 1
 
 
@@ -127,7 +140,7 @@ def rank(path, node):
     sock = connect(path)
     if hello(sock):
         return 1
-    name = node.encode()[:NAME_LEN - 1].ljust(NAME_LEN, b"\0")
+    name = os.fsencode(node)[:NAME_LEN - 1].ljust(NAME_LEN, b"\0")	# bytes as given
     status, error, _ = call(sock, RANK, struct.pack("<iiII", 0, 0, 1, 0) + name)
     print("rank", status, error, flush=True)
     return 0
@@ -147,12 +160,12 @@ def big(path, size, n, flags):
     return 0
 
 
-def rank_reports(path, frames, count):
+def rank_reports(path, frames, count, node=b"node"):
     sock = connect(path)
     if hello(sock):
         return 1
     for i in range(frames):
-        records = b"".join(RANK_RECORD.pack(i * count + r, 0, os.getpid(), 1, b"node", *[1] * 9)
+        records = b"".join(RANK_RECORD.pack(i * count + r, 0, os.getpid(), 1, node, *[1] * 9)
                            for r in range(count))
         status, error, _ = call(sock, RANK_REPORT, struct.pack("<II", count, 0) + records)
         print("report", i, status, error, flush=True)
@@ -181,6 +194,38 @@ def hellos(path, n):
     print("hellos", len(held), flush=True)
     if refusal:
         print("refused", *refusal, flush=True)
+    sys.stdin.read()
+    return 0
+
+
+def hello_ranks(path, n):
+    accepted, refusal, refusals = 0, None, {}
+    started = time.monotonic()
+    for i in range(n):
+        sock = connect(path)
+        status, error, _ = call(sock, HELLO, struct.pack("<IiiIQ", os.getpid(), i, 0, n, 0))
+        sock.close()
+        accepted += status == 0
+        if status:
+            refusals[status] = refusals.get(status, 0) + 1
+            refusal = refusal or (status, error)
+    print("hello-ranks", accepted, flush=True)
+    if refusal:
+        print("refused", *refusal, flush=True)
+    print("refusals", " ".join(f"{k}:{v}" for k, v in sorted(refusals.items())),
+          "in %.1f s" % (time.monotonic() - started), flush=True)
+    return 0
+
+
+def stats_unread(path, n):
+    held = []
+    for _ in range(n):
+        sock = connect(path)
+        if hello(sock):
+            break
+        sock.sendall(HDR.pack(MAGIC, VERSION, STATS, 2, 0))	# and never read the reply
+        held.append(sock)
+    print("stats-unread", len(held), flush=True)
     sys.stdin.read()
     return 0
 
@@ -247,10 +292,14 @@ def main(argv):
         return rank(argv[1], argv[3])
     if len(argv) in (5, 6) and argv[2] == "big":
         return big(argv[1], int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) == 6 else 0)
-    if len(argv) == 5 and argv[2] == "rank-reports":
-        return rank_reports(argv[1], int(argv[3]), int(argv[4]))
+    if len(argv) in (5, 6) and argv[2] == "rank-reports":
+        return rank_reports(argv[1], int(argv[3]), int(argv[4]), *[os.fsencode(a) for a in argv[5:]])
     if len(argv) == 4 and argv[2] == "hellos":
         return hellos(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "hello-ranks":
+        return hello_ranks(argv[1], int(argv[3]))
+    if len(argv) == 4 and argv[2] == "stats-unread":
+        return stats_unread(argv[1], int(argv[3]))
     if len(argv) == 4 and argv[2] == "unfinished":
         return unfinished(argv[1], int(argv[3]))
     if len(argv) == 4 and argv[2] == "begin" and argv[3] == "RANK_REPORT":

@@ -66,7 +66,7 @@ hello_as_task_of() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"hello -1 process $victim is not a task of any job registered"* ]]
-	[[ "$output" == *"stats -1 say hello first"* ]]
+	[[ "$output" == *"stats: the daemon closed the connection"* ]]	# after a refused hello
 	[ "$(tasks_of 101)" = 0 ]	# the exited task is forgotten
 }
 
@@ -80,7 +80,7 @@ hello_as_task_of() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"hello -1 process "*" is not a task of any job registered"* ]]
-	[[ "$output" == *"stats -1 say hello first"* ]]
+	[[ "$output" == *"stats: the daemon closed the connection"* ]]	# after a refused hello
 }
 
 @test "Slurm's own job cgroup, root's, under slurm_cgroup ties a process to its job" {
@@ -102,7 +102,7 @@ hello_as_task_of() {
 	run hello_as_task_of 102 1
 	echo "$output"
 	[[ "$output" == *"hello -1 process "*" runs as uid $(neighbour_uid 1), but job 102 is uid $(neighbour_uid 2)'s"* ]]
-	[[ "$output" == *"stats -1 say hello first"* ]]
+	[[ "$output" == *"stats: the daemon closed the connection"* ]]	# after a refused hello
 	run hello_as_task_of 103 1	# the same, for the neighbour's own job
 	echo "$output"
 	[[ "$output" == *"hello 0 "* ]]

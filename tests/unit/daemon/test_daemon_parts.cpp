@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	j.steps = {0, 1};
 	j.tasks = {{100, {555, 0}}, {200, {777, 1}}};
 	j.latency.add(5000);
-	j.rank(2, 100).allocs = 9;
+	j.rank(2, 100, 1)->allocs = 9;
 	gpud::Job back = gpud::job_from_json(nlohmann::json::parse(gpud::to_json(j).dump()));
 	BOOST_TEST(back.gpus[1].node_gpu == 3u);
 	BOOST_TEST(back.gpus[1].base.bytes_evicted == 123u);
@@ -344,7 +344,8 @@ BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 	old.erase("tasks");
 	old["pids"] = {100, 200};
 	BOOST_TEST(gpud::job_from_json(old).tasks.empty());
-	BOOST_TEST(back.rank(2, 100).allocs == 9u);
+	BOOST_TEST(back.rank(2, 100, 1)->allocs == 9u);
+	BOOST_TEST(!back.rank(3, 100, 1));	// full: one rank, and this one is new
 	BOOST_TEST(back.latency.count() == 1u);
 	BOOST_CHECK_THROW(gpud::job_from_json(nlohmann::json::parse("{\"version\": 2}")), std::exception);
 

@@ -94,13 +94,13 @@ gpud::Job fixed_job()
 	for (int i = 0; i < 99; i++)
 		j.latency.add(10'000);
 	j.latency.add(10'000'000);
-	auto &r0 = j.rank(0, 4242);
+	auto &r0 = *j.rank(0, 4242, 2);
 	r0.allocs = 12;
 	r0.bytes_allocated = 768 * MiB;
 	r0.bytes_evicted = 96 * MiB;
 	r0.bytes_returned = 32 * MiB;
 	r0.advice = 1;
-	auto &lone = j.rank(-1, 4300);
+	auto &lone = *j.rank(-1, 4300, 2);
 	lone.allocs = 1;
 	lone.bytes_allocated = 2 * MiB;
 	gpud::MpiRank m;
