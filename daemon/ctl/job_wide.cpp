@@ -6,12 +6,14 @@
 #include "common/report/admin_comment.hpp"
 #include "common/util/text.hpp"
 #include "common/util/units.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
 
 namespace gos::ctl {
 namespace {
 
 // What a Slurm client prints; empty if it is missing or fails. The job id
-// is a number, so the command line needs no quoting.
+// is a number, and the facts program's path is quoted (an install path has
+// no single quote).
 std::string client_output(const std::string &command)
 {
 	std::string out;
@@ -24,24 +26,10 @@ std::string client_output(const std::string &command)
 	return pclose(p) == 0 ? out : "";
 }
 
-} // namespace
-
-JobWide job_wide_view(std::uint64_t job)
+// The segment's lines; throws nlohmann::json::exception on a field of the
+// wrong type.
+std::string segment_text(const JobWide &v)
 {
-	std::string id = std::to_string(job);
-	for (auto [source, command] : {std::pair{"sacct", "sacct -n -P -X -o AdminComment -j " + id},
-				       std::pair{"scontrol", "scontrol -o show job " + id}}) {
-		auto ours = report::split_admin_comment(client_output(command)).ours;
-		if (!ours.empty())
-			return {ours, source};
-	}
-	return {};
-}
-
-std::string job_wide_text(const JobWide &v)
-{
-	if (v.ours.empty())
-		return "";
 	const auto &o = v.ours;
 	std::ostringstream s;
 	std::string nodes, missing;
@@ -67,6 +55,36 @@ std::string job_wide_text(const JobWide &v)
 		s << "\n";
 	}
 	return s.str();
+}
+
+} // namespace
+
+// Each source gives the AdminComment field alone, never a line of the
+// job's fields: a job name or comment its owner wrote cannot pass for it.
+JobWide job_wide_view(std::uint64_t job)
+{
+	std::string id = std::to_string(job);
+	for (auto [source, command] : {std::pair{"sacct", "sacct -n -P -X -o AdminComment -j " + id},
+				       std::pair{"slurmctld", "'" + gpud::slurm_facts_program_path() + "' --admin-comment " + id}}) {
+		auto ours = report::split_admin_comment(client_output(command)).ours;
+		if (!ours.empty())
+			return {ours, source};
+	}
+	return {};
+}
+
+std::string job_wide_text(const JobWide &v)
+{
+	if (v.ours.empty())
+		return "";
+	try {
+		return segment_text(v);
+	} catch (const nlohmann::json::exception &e) {
+		// Only root and Slurm write AdminComment; still, a field of the
+		// wrong type is said, not fatal to the node's own report above.
+		return "job-wide (AdminComment, from " + v.source + "): not a record this version reads (" +
+		       escaped(e.what()) + ")\n";
+	}
 }
 
 } // namespace gos::ctl

@@ -18,6 +18,11 @@
 //
 // Exit status 0 whatever Slurm answered: what it could not read is said
 // in an `unavailable` line.
+//
+// gpuoversub-slurm-facts --admin-comment ID prints job ID's AdminComment as
+// slurmctld holds it, exactly and nothing else (gpuoversubctl's job-wide
+// view: no other field of the job, which its owner may set, can pass for
+// it); exit status 1, with why on stderr, when slurmctld cannot say.
 #include "common/compat/slurm.hpp"
 
 #include <slurm/slurmdb.h>
@@ -202,10 +207,59 @@ bool job_ids(const char *list, std::vector<std::uint32_t> &ids)
 	return !ids.empty();
 }
 
+// Job id's AdminComment, exactly; false when slurmctld cannot say.
+bool admin_comment(std::uint32_t id)
+{
+	job_info_msg_t *msg = nullptr;
+	if (slurm::load_job(&msg, id, SHOW_ALL) != SLURM_SUCCESS) {
+		std::fprintf(stderr, "gpuoversub-slurm-facts: job %u: %s\n", id, last_error().c_str());
+		return false;
+	}
+	for (std::uint32_t i = 0; i < msg->record_count; i++) {
+		const slurm_job_info_t &j = msg->job_array[i];
+		if (j.job_id == id && j.admin_comment)
+			std::fputs(j.admin_comment, stdout);
+	}
+	slurm_free_job_info_msg(msg);
+	return true;
+}
+
+// slurm.conf's path into path; why it cannot be read, or "": libslurm
+// would retry a missing one for a minute, then exit.
+std::string unreadable_slurm_conf(std::string &path)
+{
+	const char *conf = std::getenv("SLURM_CONF");
+	path = conf && *conf ? conf : "/etc/slurm/slurm.conf";
+	if (::access(path.c_str(), R_OK) == 0)
+		return "";
+	return "no readable slurm.conf at " + path + ": " + std::strerror(errno);
+}
+
+// --admin-comment ID: its exit status.
+int admin_comment_of(const char *arg)
+{
+	std::vector<std::uint32_t> id;
+	if (!job_ids(arg, id) || id.size() != 1) {
+		std::fprintf(stderr, "usage: gpuoversub-slurm-facts --admin-comment ID\n");
+		return 2;
+	}
+	std::string path;
+	if (std::string why = unreadable_slurm_conf(path); !why.empty()) {
+		std::fprintf(stderr, "gpuoversub-slurm-facts: %s\n", why.c_str());
+		return 1;
+	}
+	slurm_init(path.c_str());
+	bool ok = admin_comment(id[0]);
+	slurm_fini();
+	return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && std::strcmp(argv[1], "--admin-comment") == 0)
+		return admin_comment_of(argv[2]);
 	bool with_fairshare = false;
 	std::vector<std::uint32_t> ids;
 	for (int i = 1; i < argc; i++) {
@@ -214,15 +268,13 @@ int main(int argc, char **argv)
 		else if (std::strcmp(argv[i], "--jobs") == 0 && i + 1 < argc && job_ids(argv[i + 1], ids))
 			i++;
 		else {
-			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n");
+			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n"
+					     "       gpuoversub-slurm-facts --admin-comment ID\n");
 			return 2;
 		}
 	}
-	// libslurm would retry a missing slurm.conf for a minute, then exit.
-	const char *conf = std::getenv("SLURM_CONF");
-	std::string path = conf && *conf ? conf : "/etc/slurm/slurm.conf";
-	if (::access(path.c_str(), R_OK) != 0) {
-		std::string why = "no readable slurm.conf at " + path + ": " + std::strerror(errno);
+	std::string path;
+	if (std::string why = unreadable_slurm_conf(path); !why.empty()) {
 		std::printf("unavailable partitions %s\nunavailable qos %s\n", why.c_str(), why.c_str());
 		if (with_fairshare)
 			std::printf("unavailable fairshare %s\n", why.c_str());

@@ -13,3 +13,13 @@ wait_until() {
 		sleep 0.05
 	done
 }
+
+# gpuoversubd_listens SOCKET: whether the daemon serving SOCKET accepts on
+# both its sockets. bind() makes a socket's file and listen() comes after,
+# so a file alone is no proof (ctl.bats once met "Connection refused" in
+# that gap under load); the root socket is the second one it listens on.
+gpuoversubd_listens() {
+	local root=$1.root	# proto::root_socket_of
+	[[ $1 != ?*.sock ]] || root=${1%.sock}.root.sock
+	ss -xlH | awk '{ print $5 }' | grep -qxF -- "$root"
+}

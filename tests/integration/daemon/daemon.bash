@@ -19,7 +19,7 @@ ${1:-}
 EOP
 	"${BUILD:-build}/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/log" &
 	PID=$!
-	wait_until 10 test -S "$D/s.sock" || { cat "$D/log"; return 1; }
+	wait_until 30 gpuoversubd_listens "$D/s.sock" || { cat "$D/log"; return 1; }
 }
 
 daemon_down() {

@@ -87,7 +87,7 @@ refused_at_start() {
 	policy
 	"$GPUD" -c "$D/p.yaml" 2>"$D/log" &
 	PID=$!
-	wait_until 10 test -S "$D/run/s.sock"
+	wait_until 30 gpuoversubd_listens "$D/run/s.sock"
 	run "$CTL" --socket "$D/run/s.sock" jobs
 	[ "$status" -eq 0 ]
 	[ "$output" = "no jobs registered" ]
@@ -100,7 +100,7 @@ refused_at_start() {
 	policy
 	"$GPUD" -c "$D/p.yaml" 2>"$D/log" &
 	PID=$!
-	wait_until 10 test -S "$D/run/s.sock"
+	wait_until 30 gpuoversubd_listens "$D/run/s.sock"
 	chmod 1777 "$D/reports"
 	kill -HUP "$PID"
 	wait_until 10 grep -q "reload: keeping the running policy: report directory $D/reports is owned by uid 0 (root) with mode 1777" "$D/log"

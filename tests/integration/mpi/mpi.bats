@@ -24,7 +24,7 @@ simulated_gpus:
 YAML
 	"$B/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/daemon.log" 3>&- &
 	echo $! >"$D/daemon.pid"
-	wait_until 10 test -S "$D/sock"
+	wait_until 30 gpuoversubd_listens "$D/sock"
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
@@ -66,6 +66,7 @@ hooks="$(realpath "${BUILD:-build}")/lib/libgpuoversub.so:$(realpath "${BUILD:-b
 
 @test "a rank oversubscribed for longer than advice.persist gets advice; its cold buffer is pinned and leaves first" {
 	run mpirun_job 2 "$hooks" "$B/tests/integration/mpi/gos_mpi_app" pressure 96
+	echo "$output"	# shown only when the test fails
 	[ "$status" -eq 0 ]
 	# The callback ran with the rank, the pinned bytes and the other GPUs' headroom.
 	[[ "$output" == *"rank 0 advice rank 0 local 0 action 2 pinned 96 ngpus 3 headroom 248"* ]]

@@ -244,8 +244,26 @@ print(" ".join("%d:%d:%d" % (r["rank"], r["local_rank"], r["managed"]) for r in 
 	run ctl report "$id"
 	echo "$output"
 	[[ "$output" == *" on node $(hostname -s), GPU 0 (0000:17:00.0)"* ]]
-	[[ "$output" == *"job-wide (AdminComment, from scontrol): nodes node1, 1 run(s); no part from: none"* ]]
+	[[ "$output" == *"job-wide (AdminComment, from slurmctld): nodes node1, 1 run(s); no part from: none"* ]]
 	[[ "$output" == *"run 0 node node1 (GPUs 0000:17:00.0): peak 64 MiB, evicted 0 B"* ]]
+}
+
+# Issue 31, finding 7: gpuoversubctl report took the job-wide view from the
+# whole `scontrol -o show job` line, where the first marker anywhere won: a
+# job named gpuoversub={...} showed root a view its owner forged, and a
+# field of the wrong type made ctl exit 1.
+@test "the job-wide view is AdminComment's alone: a job's name cannot forge it, and a field of the wrong type is said" {
+	local forged='gpuoversub={"gos":2,"nodes":["forged"],"runs":9,"missing":[],"parts":[{"node":"forged","run":0,"gpus":[]}]}'
+	id=$(submit --hold -J "$forged" --gres=shard:1 --gpu-mem-oversub "$(job_script f 1 0)")
+	scontrol update job "$id" AdminComment='gpuoversub={"gos":2,"runs":"many","parts":[]}'	# root's, a wrong type
+	scontrol release "$id"
+	job_completed "$id"
+	run ctl report "$id"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" on node $(hostname -s), GPU 0 (0000:17:00.0)"* ]]
+	[[ "$output" != *forged* ]]
+	[[ "$output" == *"job-wide (AdminComment, from slurmctld): not a record this version reads"* ]]
 }
 
 # Slurm has no compare-and-swap: every node reads AdminComment, merges its
