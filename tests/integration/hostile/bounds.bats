@@ -65,9 +65,16 @@ capacity() {
 	"$CTL" --socket "$D/s.sock" --json status | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][0]["capacity"])'
 }
 
+# Root's p99 within 1 s, and the daemon under 64 MiB. The sanitizer build's
+# daemon starts at about 39 MiB, not 5 (shadow memory, its allocator), so
+# there its growth is bounded alike: at most 59 MiB above its start.
 within_bounds() {
 	[ "$P99" -le 1000 ]
-	[ "$PEAK" -le 65536 ]
+	if sanitized; then
+		[ "$PEAK" -le $((RSS0 + 60416)) ]
+	else
+		[ "$PEAK" -le 65536 ]
+	fi
 }
 
 @test "finding 3: a job without a limit asks for 128 TiB 400 times and 2^48-1 bytes in 64K chunks: refused at once" {

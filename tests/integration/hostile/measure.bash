@@ -4,6 +4,7 @@
 #   root_registrations    50 step registrations as root on the root socket
 #                         during the attack: sets P99 (ms) and PEAK (KiB)
 #   memory_returns        waits until RSS is within 8 MiB of RSS0 again
+#   sanitized             whether the daemon is the sanitizer build's
 #   figures NAME          prints NAME's figures to the test's output
 
 rss_kib() {
@@ -42,9 +43,14 @@ near() {	# RSS within 8 MiB of $1 KiB
 # memory stays mapped in the sanitizer's own allocator and quarantine, so
 # there only the bounds during the flood are checked.
 memory_returns() {
-	if grep -q __asan_init "${BUILD:-build}/sbin/gpuoversubd"; then
+	if sanitized; then
 		return 0
 	fi
 	wait_until 15 near "$RSS0"
+}
+
+# Whether the daemon is the sanitizer build's.
+sanitized() {
+	grep -q __asan_init "${BUILD:-build}/sbin/gpuoversubd"
 }
 
