@@ -19,22 +19,23 @@ Reply too_many_ranks(std::uint64_t job, std::uint64_t cap)
 
 } // namespace
 
-// A refused hello also ends its connection (Daemon::handle), so a flood
-// of them costs its sender a connection each, which the server bounds per
-// uid; past the uid's budget of refusals it costs the daemon no /proc walk.
+// A refused hello also ends its connection, so a flood of them costs its
+// sender a connection each, which the server bounds per uid; past the
+// uid's budget of refusals it costs the daemon no /proc walk.
 Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
 {
 	gos_req_hello req;
 	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
+		return {-EINVAL, *why, {}, true};
 	if (s.job)
-		return {-EALREADY, "this connection already said hello", {}};
+		return {-EALREADY, "this connection already said hello", {}};	// an agent's: kept
 	TokenBucket &refused = refused_hellos_.try_emplace(s.peer.uid, 32, 8).first->second;
+	Reply r;
 	if (refused.spent())
-		return {-EAGAIN, "uid " + std::to_string(s.peer.uid) + " had too many hellos refused; try again later", {}};
-	Reply r = admit(s, req);
-	if (r.status)
+		r = {-EAGAIN, "uid " + std::to_string(s.peer.uid) + " had too many hellos refused; try again later", {}};
+	else if ((r = admit(s, req)).status)
 		refused.allow();
+	r.hang_up = r.status != 0;
 	return r;
 }
 

@@ -67,8 +67,7 @@ void Daemon::handle(SessionId id, const proto::Frame &f)
 		r = {-E2BIG, "the reply would be " + std::to_string(r.body.size()) + " bytes, over the " +
 				     std::to_string(row->reply_max) + " this request may return", {}};
 	s->send(proto::encode_reply(f.hdr.seq, r.status, r.error, r.body.data(), r.body.size()));
-	// A refused hello ends its connection (AgentHandlers::hello).
-	if (f.hdr.type == GOS_REQ_HELLO && r.status && !s->job && s->hang_up)
+	if (r.hang_up && s->hang_up)
 		s->hang_up();
 	flush_orders();
 }

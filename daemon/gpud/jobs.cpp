@@ -100,12 +100,15 @@ RankStats *Job::counters(int r, pid_t pid)
 
 bool Job::keep_mpi_rank(const MpiRank &r, std::size_t cap)
 {
-	auto it = mpi_ranks.find(r.rank);
-	if (it == mpi_ranks.end() && mpi_ranks.size() >= cap) {
+	if (auto it = mpi_ranks.find(r.rank); it != mpi_ranks.end()) {
+		it->second = r;
+		return true;
+	}
+	if (mpi_ranks.size() >= cap) {
 		mpi_ranks_omitted++;
 		return false;
 	}
-	mpi_ranks[r.rank] = r;
+	mpi_ranks.emplace(r.rank, r);
 	return true;
 }
 

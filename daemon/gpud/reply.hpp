@@ -12,6 +12,7 @@ struct Reply {
 	int status = 0;
 	std::string error;
 	std::string body;	// raw bytes for fixed replies, JSON text otherwise
+	bool hang_up = false;	// the connection ends once this reply is sent
 };
 
 // A fixed reply struct as the body's bytes.
