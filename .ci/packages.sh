@@ -34,8 +34,12 @@ version=$(sed -n 's/^VERSION := //p' Makefile)
 	{ echo "gpuoversub.spec's Version is not the Makefile's $version"; exit 1; }
 
 debs_copy . "$work/src"
-# both cores: CI runs this niced, so it takes what the tests leave idle
-DEB_BUILD_OPTIONS="parallel=$(nproc)" debs_build "$work/src" "$work/debs"
+# Both cores: CI runs this niced, so it takes what the tests leave idle.
+# -g1 after Debian's -g: line tables in the -dbgsym packages, not full
+# debug info, at three quarters of the compile time (the Makefile's own
+# default, measured there); CI's two cores are its limit (docs/releases.md).
+DEB_BUILD_OPTIONS="parallel=$(nproc)" DEB_CFLAGS_APPEND=-g1 DEB_CXXFLAGS_APPEND=-g1 \
+	debs_build "$work/src" "$work/debs"
 echo "Debian packages:"
 (cd "$work/debs" && ls -l *.deb | awk '{ printf "  %-60s %9d bytes\n", $9, $5 }')
 echo "lintian (info tags shown, errors and warnings fail):"
