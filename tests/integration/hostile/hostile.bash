@@ -20,11 +20,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/../procs.bash"
 NEIGHBOURS=(gos-nb1 gos-nb2)
 
 neighbours_down() {
-	local user
+	local user pids
 	for user in "${NEIGHBOURS[@]}"; do
 		id "$user" >/dev/null 2>&1 || continue
-		# shellcheck disable=SC2046
-		kill -9 $(uid_pids "$(id -u "$user")") 2>/dev/null
+		# A run cut off (kill -9 of bats) may leave a user with no process:
+		# kill with no pid is a usage error that would fail the setup.
+		pids=$(uid_pids "$(id -u "$user")")
+		# shellcheck disable=SC2086
+		[ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
 		# A process killed just now may still own the user until reaped.
 		wait_until 10 eval '[ -z "$(uid_pids "$(id -u "$user")")" ]'
 		userdel "$user" 2>/dev/null || userdel -f "$user"
