@@ -176,9 +176,8 @@ BOOST_AUTO_TEST_CASE(a_stopped_victim_does_not_stall_others)
 // its ranks': a kill -9 loses what came after the last save, by design.
 static bool saved_allocs(const DaemonUnderTest &d, std::uint64_t job, std::uint64_t allocs)
 {
-	std::ifstream in(d.state_dir + "/job-" + std::to_string(job) + ".json");
-	auto record = nlohmann::json::parse(in, nullptr, false);
-	if (record.is_discarded() || !record.contains("gpus") || record["gpus"].empty())
+	nlohmann::json record = d.saved_record(job);
+	if (record.is_null() || !record.contains("gpus") || record["gpus"].empty())
 		return false;
 	std::uint64_t ranks = 0;
 	for (const auto &r : record.value("ranks", nlohmann::json::array()))

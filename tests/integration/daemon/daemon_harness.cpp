@@ -171,6 +171,13 @@ nlohmann::json DaemonUnderTest::tenant(std::uint64_t job, unsigned gpu)
 	return nullptr;
 }
 
+nlohmann::json DaemonUnderTest::saved_record(std::uint64_t job) const
+{
+	std::ifstream in(state_dir + "/job-" + std::to_string(job) + ".json");
+	nlohmann::json record = nlohmann::json::parse(in, nullptr, false);
+	return record.is_discarded() ? nlohmann::json(nullptr) : record;
+}
+
 void DaemonUnderTest::register_step(std::uint64_t job, std::vector<std::uint32_t> gpus, std::uint32_t uid,
 				    std::uint32_t factor_milli, const std::string &qos)
 {

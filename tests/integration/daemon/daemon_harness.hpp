@@ -36,6 +36,9 @@ public:
 	nlohmann::json ask(std::uint16_t type, const void *payload = nullptr, std::size_t len = 0);
 	nlohmann::json status() { return ask(GOS_REQ_STATUS); }
 	nlohmann::json tenant(std::uint64_t job, unsigned gpu = 0);	// from status
+	// The job's record in state_dir, written every persist period; null
+	// while it is not written yet, or caught mid-rename.
+	nlohmann::json saved_record(std::uint64_t job) const;
 	int request(std::uint16_t type, const void *payload, std::size_t len, std::string *error = nullptr);
 
 	void register_step(std::uint64_t job, std::vector<std::uint32_t> gpus = {0}, std::uint32_t uid = 0,

@@ -158,10 +158,9 @@ BOOST_AUTO_TEST_CASE(a_restart_loses_nothing_and_counts_nothing_twice)
 	// Counters are checkpointed every second: once the record holds the
 	// evictions, the worst case: kill -9.
 	auto checkpointed = [&] {
-		std::ifstream in(d.state_dir + "/job-7.json");
-		json record = json::parse(in, nullptr, false);
-		if (record.is_discarded())
-			return false;	// not written yet, or caught mid-rename
+		json record = d.saved_record(7);
+		if (record.is_null())
+			return false;
 		std::uint64_t evicted = 0;
 		for (const json &g : record["gpus"])
 			evicted += g["base"]["bytes_evicted"].get<std::uint64_t>() +
