@@ -157,6 +157,18 @@ PY
 	[[ "$output" == *"gpuoversubd restarted at 20"*": GPU 0 (0000:17:00.0) counters restarted from the saved record"* ]]
 }
 
+# How the ranks of the MPI tests below talk across nodes: UCX over TCP on
+# the cluster's network (eth0 in each node's namespace), as Open MPI talks
+# on a real cluster's fabric through UCX. Not Open MPI's own TCP transport
+# (btl/tcp): Debian 12's Open MPI 4.1.4 crashes there now and then in
+# MPI_Init, a call through a null pointer under opal_progress from
+# mca_btl_tcp.so (open-mpi/ompi #3035), in 2 runs of 10 of the srun test
+# under ASan with both CPUs busy, though every endpoint was made in MPI_Init
+# and only the cluster's network was named. Open MPI's UCX PML takes only
+# RDMA transports unless told `any`; btl/tcp stays out, as Debian testing's
+# Open MPI (6.0.0~rc2-2) names only lo for it in openmpi-mca-params.conf.
+UCX_ENV="OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any OMPI_MCA_btl=^tcp UCX_TLS=tcp,self,sm UCX_NET_DEVICES=eth0"
+
 # What a six-rank MPI job (two ranks a node) must show, however it was
 # launched: every rank ran, gpuoversub_mpi_exchange gave all six the same
 # table with a row per rank, rank 0's node's report has every node's ranks,
@@ -181,16 +193,8 @@ PY
 	[ -x "$GOS_BUILD/tests/integration/mpi/gos_mpi_app" ] || skip "the MPI side was not built (make says why)"
 	source tests/integration/mpi/launch.bash
 	pmix_or_skip "the two mpirun tests below make the same assertions"
-	# Every peer's endpoint made in MPI_Init (the default, 0, makes them on
-	# first contact), over the cluster's one network, as the mpirun tests
-	# below: Open MPI 4.1.4's TCP transport otherwise crashes now and then in
-	# MPI_Init, a peer's connection arriving before its endpoint is made on
-	# each interface's module (open-mpi/ompi #3035; a core dump here: a null
-	# call from mca_btl_tcp.so under opal_progress in ompi_mpi_init, 1 run in
-	# 9 with both CPUs busy; with the cutoff alone, once more in about 30
-	# runs, "connect() ... Operation now in progress" and then SIGSEGV).
 	id=$(on_head sbatch --parsable -N3 -n6 -O --gres=shard:1 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 OMPI_MCA_mpi_add_procs_cutoff=1024 OMPI_MCA_btl_tcp_if_include=$(subnet).0/24 srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
+		--wrap "ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 $UCX_ENV srun --mpi=pmix -N3 -n6 -O $GOS_BUILD/tests/integration/mpi/gos_mpi_app basic")
 	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	six_ranks_across_nodes "$id"
@@ -202,13 +206,11 @@ PY
 # 5 with --oversubscribe put all six on the first node), each on its node's
 # GPU of its local rank, whole GPUs (gpu:2). That srun is --mpi=none, so
 # mpi_hooks=auto preloads only the agent: gos_mpi_app has the hooks linked in.
-# The ranks talk over the cluster's network, named: Debian testing's Open
-# MPI (6.0.0~rc2-2) sets btl_tcp_if_include=lo in
-# /etc/openmpi/openmpi-mca-params.conf, and ranks on different nodes then
-# cannot reach each other.
+# The ranks talk as the srun test's do (UCX_ENV), mpirun passing UCX's
+# settings on to them.
 mpirun_job() {
 	on_head sbatch --parsable -N3 -n6 --gres=gpu:2 --gpu-mem-oversub -o "$GOS_DIR/out-%j.txt" \
-		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 timeout -k 5 90 mpirun --mca plm slurm -n 6 --map-by ppr:2:node --mca btl_tcp_if_include $(subnet).0/24 $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
+		--wrap "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=\$ASAN_OPTIONS:detect_leaks=0 $UCX_ENV timeout -k 5 90 mpirun --mca plm slurm -n 6 --map-by ppr:2:node -x UCX_TLS -x UCX_NET_DEVICES $GOS_BUILD/tests/integration/mpi/gos_mpi_app $*"
 }
 
 @test "mpirun across three nodes: every rank's headroom in the exchange, and the per-rank breakdown covers every node" {

@@ -207,12 +207,16 @@ job_wait() {
 # $GOS_DIR/out-ID.txt), the lines of Slurm's logs that name it, and the
 # state it ended in, last, where a failing test's tail shows it.
 job_completed() {
-	local state
+	local state out=${2:-$GOS_DIR/out-$1.txt}
 	state=$(job_wait "$1") && [ "$state" = COMPLETED ] && return 0
 	echo "job $1's output:"
-	tail -n 40 "${2:-$GOS_DIR/out-$1.txt}"
+	tail -n 40 "$out"
 	echo "Slurm's logs of job $1:"
 	grep -hE "(JobId=|StepId=|job[ _]?)$1([^0-9]|\$)" "$GOS_DIR"/log/slurm*.log | tail -n 12
+	# Last, as CI shows a failure's last lines: the output's own errors,
+	# which a launcher's messages (an MPI abort's) can push out of its tail.
+	echo "the lines of job $1's output that say error, bad or fail:"
+	grep -aiE 'error|bad|fail' "$out" | head -n 12
 	echo "job $1 ended $state, not COMPLETED"
 	return 1
 }
