@@ -121,6 +121,8 @@ static ssize_t gos_read(struct file *file, char __user *buf, size_t len, loff_t 
 		return -EINVAL;
 	if (mutex_lock_interruptible(&f->lock))
 		return -ERESTARTSYS;
+	/* The agent reads its orders itself: it runs, so it is heard. */
+	gos_client_heard(gos_eng, f->client);
 	while (done + sizeof(struct gos_wire_order) <= len) {
 		struct gos_wire_order o;
 		u32 gpu;

@@ -380,6 +380,11 @@ void Loader::load(Config &cfg)
 			cfg.policy.max_agents_per_job = whole(v, key, 1, 1 << 16);
 		else if (key == "slurm_weights")
 			slurm_weights(v, cfg.policy.slurm_weights);
+		else if (key == "unresponsive_after")
+			cfg.policy.unresponsive_after = whole(v, key, 1, 100000);
+		else if (key == "on_unresponsive")
+			cfg.policy.on_unresponsive = choice<Unresponsive>(
+				v, key, {{"refuse", Unresponsive::refuse}, {"kill", Unresponsive::kill}});
 		else
 			fail(v, "unknown key '" + key + "'");
 	});

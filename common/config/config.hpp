@@ -79,6 +79,10 @@ namespace start_key {
 #include "common/config/start_settings.def"
 } // namespace start_key
 
+// What the daemon does to a job that lets eviction orders expire
+// (gpuoversubd(8), "A job that does not answer").
+enum class Unresponsive { refuse, kill };
+
 // What a reload replaces.
 struct Policy {
 	bool equal_weights = false;		// fairness: equal, within the weighted family
@@ -116,6 +120,10 @@ struct Policy {
 	// registration.
 	std::uint64_t reconcile_period_ns = 60'000'000'000ULL;
 	std::uint64_t stale_grace_ns = 30'000'000'000ULL;
+	// After this many expired orders, while its processes still have not
+	// answered, a job meets on_unresponsive.
+	std::uint64_t unresponsive_after = 3;
+	Unresponsive on_unresponsive = Unresponsive::refuse;
 };
 
 struct Config {

@@ -24,6 +24,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  policy_(cfg_, discovery_.gpus, *engine_.control, slurm_facts_),
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
 	  reconciler_(cfg_, ledger_, sessions_, node_, slurm_facts_),
+	  unresponsive_(cfg_, *engine_.control, ledger_, policy_, sessions_),
 	  agent_engine_(agent_engine(cfg_, engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, agent_engine_->serves_allocations()),
@@ -118,6 +119,7 @@ void Daemon::balloon_tick()
 void Daemon::usage_tick()
 {
 	outside_.measure();
+	unresponsive_.sweep();
 	flush_orders();
 }
 

@@ -29,6 +29,7 @@
 #include "daemon/gpud/routes.hpp"
 #include "daemon/gpud/sessions.hpp"
 #include "daemon/gpud/slurm_facts.hpp"
+#include "daemon/gpud/unresponsive.hpp"
 #include "daemon/gpud/usage.hpp"
 #include "daemon/gpud/views.hpp"
 
@@ -54,7 +55,7 @@ public:
 
 	void tick();		// every return interval
 	void balloon_tick();	// every balloon period
-	void usage_tick();	// memory used on the GPUs outside gpuoversub
+	void usage_tick();	// memory used outside gpuoversub; jobs that do not answer
 	void persist_tick();	// counters to the state directory
 	void export_tick();	// Prometheus textfile, if configured
 	void reconcile_tick();	// ends the jobs that are gone
@@ -83,6 +84,7 @@ private:
 	JobLedger ledger_;
 	ProcProbe node_;
 	Reconciler reconciler_;
+	UnresponsiveWatch unresponsive_;
 	std::unique_ptr<AgentEngine> agent_engine_;	// chosen once, by the engine
 	Views views_;
 	Exporter exporter_;

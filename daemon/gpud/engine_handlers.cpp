@@ -28,6 +28,9 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	std::uint32_t client = orders_.client_of(s.id);
 	gos_alloc_result res{};
 	int err = engine_.alloc(client, job.gpus[req.gpu].tenant, req.size, req.priority, flags, res);
+	if (err == -EDQUOT && job.gpus[req.gpu].held_at)
+		return {err, "job " + std::to_string(job.id) + " let orders to give back memory expire unanswered; its new "
+			     "allocations on this GPU are refused until its processes answer (on_unresponsive: refuse)", {}};
 	if (err == -EDQUOT)
 		return {err, "the job's GPU memory limit would be exceeded (without a limit of its own, a job may hold "
 			     "the GPU's capacity times max_oversub)", {}};

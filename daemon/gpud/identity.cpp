@@ -43,6 +43,7 @@ std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root)
 		return std::nullopt;
 	ps.ppid = static_cast<pid_t>(ppid);
 	ps.exited = state == "Z" || state == "X";
+	ps.stopped = state == "T" || state == "t";
 	return ps;
 }
 

@@ -33,6 +33,7 @@ struct ProcStat {
 	pid_t ppid = 0;
 	std::uint64_t start = 0;
 	bool exited = false;	// a zombie (or dead) awaiting its parent's wait
+	bool stopped = false;	// stopped by a signal (a suspended job) or traced
 };
 std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root = "/proc");
 

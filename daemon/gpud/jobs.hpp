@@ -75,6 +75,12 @@ struct JobGpu {
 	std::uint64_t launches = 0;		// since the last period
 	bool reports_activity = false;
 	bool deflated = false;
+	// unresponsive.hpp: a process of the job here let an order expire and
+	// has not answered since; held_at: the limit on_unresponsive: refuse
+	// holds it at meanwhile (0: none); acted: on_unresponsive was applied.
+	bool unanswered = false;
+	std::uint64_t held_at = 0;
+	bool acted = false;
 };
 
 // This node's gpuoversubd restarted under the job (the report says what

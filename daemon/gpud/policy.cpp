@@ -43,6 +43,8 @@ void PolicyApplier::apply(std::uint32_t node_gpu, const Jobs &jobs)
 			limit = static_cast<std::uint64_t>(e.p.factor * static_cast<double>(cap) * e.p.weight.nominal / nominal_sum);
 		auto most = std::max<std::uint64_t>(static_cast<std::uint64_t>(std::max(e.p.ceiling, 1.0) * static_cast<double>(cap)), 1);
 		limit = std::min<std::uint64_t>({limit ? limit : most, most, (1ULL << 48) - 1});
+		if (e.g->held_at)	// on_unresponsive: refuse (unresponsive.hpp)
+			limit = std::min(limit, e.g->held_at);
 		engine_.tenant_policy(e.g->tenant, engine_weight(e.p.weight.effective * scale), limit, e.p.min_bytes(cap));
 		engine_.tenant_max_buffers(e.g->tenant, static_cast<std::uint32_t>(cfg_.policy.max_buffers_per_job));
 	}

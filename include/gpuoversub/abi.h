@@ -18,7 +18,8 @@
  *      came later without a new version: an older daemon refuses it as an
  *      unknown type, and nothing older changed.
  * Kernel ABI versions (GOS_KABI_VERSION): 2 as wire 2; 3 gos_gpu_stats is
- * the engine's record; 4 GOS_IOC_TENANT_BUFFERS.
+ * the engine's record; 4 GOS_IOC_TENANT_BUFFERS; 5 gos_tenant_stats gains
+ * clients, stalled_clients, expired_orders and bytes_forfeited.
  *
  * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
  * integers are little-endian host order (the socket never leaves the node),
@@ -301,7 +302,7 @@ struct gos_wire_order {
  * says when one is waiting. Closing the file, kill -9 included, releases
  * the process's buffers.
  */
-#define GOS_KABI_VERSION 4
+#define GOS_KABI_VERSION 5
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {

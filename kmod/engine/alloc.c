@@ -229,6 +229,11 @@ static int alloc_locked(struct gos_engine *eng, u32 client, u32 tenant,
 	*res = (struct gos_alloc_result){ .buffer = buf->id };
 	if (pinned)
 		return alloc_unevictable(eng, buf, res);
+	/* A stalled client is given no device memory until it is heard. */
+	if (cl->stalled) {
+		place_up_to(eng, buf, 0, res);
+		return 0;
+	}
 	if (fast_path(eng, t->gpu, size)) {
 		place_up_to(eng, buf, size, res);
 		return 0;

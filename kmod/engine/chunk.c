@@ -138,6 +138,23 @@ void gos_chunk_set_pin(struct gos_engine *eng, struct gos_chunk *c, u8 pin)
 	link_selectable(eng, c);
 }
 
+/*
+ * A chunk whose client was ordered to move it and let the order expire, or
+ * that a stalled client would have been ordered to move, is counted in
+ * host RAM. It is managed memory: when another allocation needs the room,
+ * the driver itself evicts it (UVM evicts any process's pages to make room
+ * for a fault or a prefetch: open-gpu-kernel-modules,
+ * kernel-open/nvidia-uvm/uvm_pmm_gpu.c, pick_and_evict_root_chunk), so
+ * neither the client's cooperation nor its running is needed. It stays
+ * pinned, never returned, until the client is heard again.
+ */
+void gos_chunk_forfeit(struct gos_engine *eng, struct gos_chunk *c)
+{
+	c->pin = GOS_PIN_STALLED;
+	gos_chunk_set(eng, c, GOS_CHUNK_HOST);
+	c->buf->tenant->st.bytes_forfeited += gos_chunk_size(eng, c);
+}
+
 /* A new priority also lifts a failure pin: the user changed the facts. */
 void gos_chunk_set_prio(struct gos_engine *eng, struct gos_chunk *c, u8 prio)
 {

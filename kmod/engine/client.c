@@ -58,7 +58,7 @@ static void each_gpu_after_shrink(void *gpu, void *eng)
 	gos_gpu_after_shrink(eng, gpu);
 }
 
-/* A stalled client that talks again gets its stalled chunks back in play. */
+/* A stalled client heard again gets its stalled chunks back in play. */
 void gos_client_resume(struct gos_engine *eng, struct gos_client *cl)
 {
 	struct gos_list *pos;

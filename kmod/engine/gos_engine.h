@@ -179,6 +179,8 @@ int gos_buffer_placement(struct gos_engine *eng, u32 client, u64 buffer,
 /*
  * Reads up to max pending messages; returns how many, or -errno. A message
  * may name a buffer freed after it was queued; clients ignore those.
+ * Reading is not hearing from the client: the daemon reads on its agents'
+ * behalf.
  */
 int gos_read_messages(struct gos_engine *eng, u32 client,
 		      struct gos_message *out, u32 max);
@@ -191,6 +193,15 @@ void gos_order_of_message(const struct gos_message *m, u32 gpu,
 			  struct gos_wire_order *o);
 /* The engine's GOS_ALLOC_* for an agent's GOS_ALLOC_FLAG_*; -EINVAL for a flag the ABI lacks. */
 int gos_alloc_flags_of_wire(u32 wire, u32 *flags);
+/*
+ * A client that lets an order expire is stalled: its expired evictions and
+ * whatever the reducer would have ordered it to move are counted in host
+ * RAM (the driver evicts managed memory itself), and its new buffers start
+ * there. It is un-stalled when it answers an order (even an expired one,
+ * which gets -ENOENT) or when gos_client_heard() says it spoke: the module
+ * calls it when the agent reads its orders itself.
+ */
+int gos_client_heard(struct gos_engine *eng, u32 client);
 int gos_order_ack(struct gos_engine *eng, u32 client, u64 order);
 int gos_order_fail(struct gos_engine *eng, u32 client, u64 order);
 

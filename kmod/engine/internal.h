@@ -20,7 +20,7 @@
 enum gos_pin {
 	GOS_PIN_NONE,
 	GOS_PIN_FAILED,		/* client failed an order; until priority reset */
-	GOS_PIN_STALLED,	/* client timed out; until it talks again */
+	GOS_PIN_STALLED,	/* client let an order expire; until it is heard */
 };
 
 struct gos_buffer;
@@ -107,7 +107,7 @@ struct gos_gpu {
 struct gos_client {
 	u32 id;
 	bool stalled;
-	u64 advice_mark;	/* dedupes advice while walking a tenant */
+	u64 mark;		/* visits each client once while walking a tenant */
 	struct gos_list buffers;
 	struct gos_list outbox;	/* undelivered messages */
 };
@@ -135,6 +135,7 @@ struct gos_msg {
 	u32 first, count;	/* chunk range of an order */
 	u64 deadline;
 	bool delivered;
+	bool expired;		/* unread when it expired: a queued notice now */
 	struct gos_list client_node;	/* in client outbox until read */
 	struct gos_list buf_node;	/* orders: in buffer->orders */
 	struct gos_list pending_node;	/* orders: engine-wide by deadline */
@@ -146,6 +147,7 @@ struct gos_engine {
 	u64 rng;
 	u32 next_tenant, next_client;
 	u64 next_buffer, next_order;
+	u64 next_mark;			/* gos_tenant_each_client's walks */
 	struct gos_idmap gpus, tenants, clients, buffers, orders;
 	struct gos_list pending;	/* outstanding orders, oldest first */
 	u32 npending;
@@ -200,6 +202,10 @@ void gos_gpu_release(struct gos_gpu *gpu);
 void gos_gpu_after_free(struct gos_engine *eng, struct gos_gpu *gpu);
 void gos_gpu_after_shrink(struct gos_engine *eng, struct gos_gpu *gpu);
 void gos_tenant_release(struct gos_engine *eng, struct gos_tenant *t);
+/* Calls fn once for each client holding a buffer of t. */
+void gos_tenant_each_client(struct gos_engine *eng, struct gos_tenant *t,
+			    void (*fn)(struct gos_client *cl, void *ctx),
+			    void *ctx);
 void gos_client_release(struct gos_engine *eng, struct gos_client *cl);
 void gos_buffer_release(struct gos_engine *eng, struct gos_buffer *buf);
 
@@ -216,6 +222,7 @@ void gos_buckets_release(struct gos_buckets *bk);
 void gos_chunk_set(struct gos_engine *eng, struct gos_chunk *c, u8 state);
 void gos_chunk_set_pin(struct gos_engine *eng, struct gos_chunk *c, u8 pin);
 void gos_chunk_set_prio(struct gos_engine *eng, struct gos_chunk *c, u8 prio);
+void gos_chunk_forfeit(struct gos_engine *eng, struct gos_chunk *c);
 void gos_tenant_note_host(struct gos_engine *eng, struct gos_tenant *t);
 u64 gos_tenant_oversub_ns(struct gos_engine *eng, const struct gos_tenant *t);
 
@@ -231,6 +238,7 @@ void gos_heap_fix_top(struct gos_vec *heap);
 
 /* orders.c */
 int gos_order_add(struct gos_engine *eng, struct gos_chunk *c, u32 kind);
+int gos_order_forfeited(struct gos_engine *eng, struct gos_chunk *c);
 int gos_notice(struct gos_engine *eng, struct gos_client *cl,
 	       const struct gos_message *m);
 void gos_orders_expire(struct gos_engine *eng);

@@ -4,6 +4,11 @@
  * chunk range, and stay outstanding until acknowledged, failed, expired or
  * cancelled by a free. Notices (settled, advice) are dropped once read.
  * Adjacent chunks chosen in one decision merge into one order.
+ *
+ * A client that lets an order expire is stalled until it is heard again:
+ * a deaf agent and a suspended job look the same from here, and neither
+ * may keep its neighbours off their share. Its expired evictions are
+ * forfeited (chunk.c), and it is sent no more orders meanwhile.
  */
 #include "internal.h"
 
@@ -69,6 +74,47 @@ move:
 	return 0;
 }
 
+/*
+ * Tells a stalled client of a chunk the reducer took without asking it: an
+ * eviction order born expired. Queued after whatever the client has not
+ * read, it is read in order, so no older notice undoes it; carrying it out
+ * moves the range to the host, and the answer (-ENOENT) makes the agent
+ * put its buffers where the engine says. Adjacent chunks merge.
+ */
+int gos_order_forfeited(struct gos_engine *eng, struct gos_chunk *c)
+{
+	struct gos_buffer *buf = c->buf;
+	struct gos_client *cl = buf->client;
+	u64 bytes = gos_chunk_size(eng, c);
+	struct gos_msg *msg;
+
+	if (!gos_list_empty(&cl->outbox)) {
+		msg = gos_list_last(&cl->outbox, struct gos_msg, client_node);
+		if (msg->expired && msg->m.kind == GOS_MSG_EVICT &&
+		    msg->m.buffer == buf->id &&
+		    msg->first + msg->count == c->index) {
+			msg->count++;
+			msg->m.length += bytes;
+			return 0;
+		}
+	}
+	msg = msg_new(eng);
+	if (!msg)
+		return -ENOMEM;
+	msg_init_links(msg);
+	msg->m.id = ++eng->next_order;
+	msg->m.kind = GOS_MSG_EVICT;
+	msg->m.tenant = buf->tenant->id;
+	msg->m.buffer = buf->id;
+	msg->m.offset = (u64)c->index * eng->cfg.chunk_size;
+	msg->m.length = bytes;
+	msg->first = c->index;
+	msg->count = 1;
+	msg->expired = true;
+	gos_list_add_tail(&msg->client_node, &cl->outbox);
+	return 0;
+}
+
 int gos_notice(struct gos_engine *eng, struct gos_client *cl,
 	       const struct gos_message *m)
 {
@@ -95,9 +141,9 @@ static void order_forget(struct gos_engine *eng, struct gos_msg *msg)
 }
 
 /*
- * Ends an order. Success completes the move; failure puts the chunks back
- * where they were and pins them, so the same decision is not retried at
- * once against a client that cannot carry it out.
+ * The chunks of an order that ends. Success completes the move; failure
+ * puts the chunks back where they were and pins them, so the same decision
+ * is not retried at once against a client that cannot carry it out.
  */
 static void order_finish(struct gos_engine *eng, struct gos_msg *msg,
 			 bool ok, u8 pin)
@@ -130,9 +176,46 @@ static void order_finish(struct gos_engine *eng, struct gos_msg *msg,
 			gos_chunk_set(eng, c, back);
 		}
 	}
-	if (!ok)
-		t->st.failed_orders++;
-	order_forget(eng, msg);
+}
+
+/*
+ * An expired order its client has not read stays queued, tied to nothing
+ * else: reading it and answering (-ENOENT) is how the client learns that
+ * the engine decided without it, and puts its buffers back where the engine
+ * says. One it has read is forgotten, its answer gets -ENOENT alike.
+ */
+static void order_retire(struct gos_engine *eng, struct gos_msg *msg)
+{
+	if (!gos_list_linked(&msg->client_node)) {
+		order_forget(eng, msg);
+		return;
+	}
+	gos_list_del(&msg->buf_node);
+	gos_list_del(&msg->pending_node);
+	gos_idmap_del(&eng->orders, msg->m.id);
+	eng->npending--;
+	msg->buf = NULL;
+	msg->expired = true;
+}
+
+/*
+ * Ends an order its client let expire. An eviction's chunks are forfeited;
+ * a return's go back to the host, pinned, and free the room kept for them.
+ */
+static void order_expire(struct gos_engine *eng, struct gos_msg *msg)
+{
+	struct gos_buffer *buf = msg->buf;
+	u32 i;
+
+	buf->client->stalled = true;
+	buf->tenant->st.expired_orders++;
+	if (msg->m.kind != GOS_MSG_EVICT)
+		order_finish(eng, msg, false, GOS_PIN_STALLED);
+	else
+		for (i = msg->first; i < msg->first + msg->count; i++)
+			if (buf->chunks[i].state == GOS_CHUNK_EVICTING)
+				gos_chunk_forfeit(eng, &buf->chunks[i]);
+	order_retire(eng, msg);
 }
 
 static struct gos_msg *client_order(struct gos_engine *eng,
@@ -143,7 +226,10 @@ static struct gos_msg *client_order(struct gos_engine *eng,
 	return msg && msg->buf->client == cl ? msg : NULL;
 }
 
-/* After a failure, waiting chunks may no longer be coverable. */
+/*
+ * After a failure, waiting chunks may no longer be coverable; after an
+ * expiry, forfeited chunks make room for them.
+ */
 static void after_failure(struct gos_engine *eng, struct gos_gpu *gpu)
 {
 	gos_fit_capacity(eng, gpu);
@@ -161,7 +247,10 @@ static int order_done(struct gos_engine *eng, struct gos_client *cl, u64 id,
 	if (!msg)
 		return -ENOENT;
 	gpu = msg->buf->tenant->gpu;
+	if (!ok)
+		msg->buf->tenant->st.failed_orders++;
 	order_finish(eng, msg, ok, GOS_PIN_FAILED);
+	order_forget(eng, msg);
 	if (ok) {
 		/* A return that lands after the GPU shrank may leave it over. */
 		gos_fit_capacity(eng, gpu);
@@ -184,8 +273,7 @@ void gos_orders_expire(struct gos_engine *eng)
 
 		if (msg->deadline > now)
 			break;
-		msg->buf->client->stalled = true;
-		order_finish(eng, msg, false, GOS_PIN_STALLED);
+		order_expire(eng, msg);
 		after_failure(eng, gpu);
 	}
 }
@@ -224,7 +312,6 @@ int gos_read_messages(struct gos_engine *eng, u32 client,
 		gos_os_unlock(eng->lock);
 		return -EINVAL;
 	}
-	gos_client_resume(eng, cl);
 	while (n < max && !gos_list_empty(&cl->outbox)) {
 		struct gos_msg *msg = gos_list_first(&cl->outbox,
 						     struct gos_msg,
@@ -232,7 +319,7 @@ int gos_read_messages(struct gos_engine *eng, u32 client,
 
 		out[n++] = msg->m;
 		gos_list_del(&msg->client_node);
-		if (msg->m.id)
+		if (msg->m.id && !msg->expired)
 			msg->delivered = true;
 		else
 			gos_os_free(msg);
@@ -251,6 +338,18 @@ static int order_reply(struct gos_engine *eng, u32 client, u64 order, bool ok)
 	err = cl ? order_done(eng, cl, order, ok) : -EINVAL;
 	gos_os_unlock(eng->lock);
 	return err;
+}
+
+int gos_client_heard(struct gos_engine *eng, u32 client)
+{
+	struct gos_client *cl;
+
+	gos_os_lock(eng->lock);
+	cl = gos_idmap_get(&eng->clients, client);
+	if (cl)
+		gos_client_resume(eng, cl);
+	gos_os_unlock(eng->lock);
+	return cl ? 0 : -EINVAL;
 }
 
 int gos_order_ack(struct gos_engine *eng, u32 client, u64 order)

@@ -90,20 +90,25 @@ static struct gos_tenant *claimant(const struct gos_unplaced *unplaced)
 	return unplaced ? unplaced->buf->tenant : NULL;
 }
 
-/* Returns bytes now on their way out, 0 if skipped, or -ENOMEM. */
+/* Returns the bytes now gone or on their way out, or -ENOMEM. */
 static s64 evict(struct gos_engine *eng, struct gos_chunk *c,
 		 const struct gos_unplaced *unplaced)
 {
 	int err;
 
-	/* A client that missed a deadline is not asked again until it talks. */
-	if (c->buf->client->stalled) {
-		gos_chunk_set_pin(eng, c, GOS_PIN_STALLED);
-		return 0;
-	}
 	/* Making room for its own allocation revokes no loan. */
 	if (c->buf->tenant != claimant(unplaced))
 		gos_lend_revoked(eng, c->buf->tenant);
+	/*
+	 * A client that let an order expire is not asked: the room is taken,
+	 * and it reads so when it runs again (without memory for that, it
+	 * learns at its next late answer).
+	 */
+	if (c->buf->client->stalled) {
+		gos_chunk_forfeit(eng, c);
+		gos_order_forfeited(eng, c);
+		return (s64)gos_chunk_size(eng, c);
+	}
 	err = gos_order_add(eng, c, GOS_MSG_EVICT);
 	return err ? err : (s64)gos_chunk_size(eng, c);
 }

@@ -13,11 +13,22 @@ static s64 deficit(const struct gos_tenant *t, u64 now)
 	return (s64)gos_lend_ceiling(t, now) - (s64)(t->resident - t->evicting);
 }
 
+struct advice {
+	struct gos_engine *eng;
+	struct gos_message m;
+};
+
+static void advise_client(struct gos_client *cl, void *ctx)
+{
+	struct advice *a = ctx;
+
+	gos_notice(a->eng, cl, &a->m);
+}
+
 static void advise(struct gos_engine *eng, struct gos_tenant *t)
 {
+	struct advice a = { .eng = eng };
 	struct gos_message m = { 0 };
-	struct gos_list *pos;
-	u64 mark = gos_rand(eng) | 1;
 
 	m.kind = GOS_MSG_ADVICE;
 	m.tenant = t->id;
@@ -25,18 +36,8 @@ static void advise(struct gos_engine *eng, struct gos_tenant *t)
 	m.host_bytes = t->host;
 	m.entitlement = t->entitlement;
 	m.oversub_ns = gos_tenant_oversub_ns(eng, t);
-	/* One notice per client of the tenant. */
-	for (pos = t->buffer_list.next; pos != &t->buffer_list;
-	     pos = pos->next) {
-		struct gos_buffer *buf = gos_container_of(pos,
-							   struct gos_buffer,
-							   tenant_node);
-
-		if (buf->client->advice_mark == mark)
-			continue;
-		buf->client->advice_mark = mark;
-		gos_notice(eng, buf->client, &m);
-	}
+	a.m = m;
+	gos_tenant_each_client(eng, t, advise_client, &a);	/* one notice each */
 }
 
 /* A tenant demanding more than its share for `persist` is throttled. */

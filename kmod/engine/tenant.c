@@ -186,6 +186,36 @@ int gos_tenant_list(struct gos_engine *eng, u32 *ids, u32 max)
 	return (int)l.count;
 }
 
+void gos_tenant_each_client(struct gos_engine *eng, struct gos_tenant *t,
+			    void (*fn)(struct gos_client *cl, void *ctx),
+			    void *ctx)
+{
+	/* A count, not gos_rand(): reading stats must not move the random stream. */
+	u64 mark = ++eng->next_mark;
+	struct gos_list *pos;
+
+	for (pos = t->buffer_list.next; pos != &t->buffer_list;
+	     pos = pos->next) {
+		struct gos_buffer *buf = gos_container_of(pos,
+							   struct gos_buffer,
+							   tenant_node);
+
+		if (buf->client->mark == mark)
+			continue;
+		buf->client->mark = mark;
+		fn(buf->client, ctx);
+	}
+}
+
+static void count_client(struct gos_client *cl, void *ctx)
+{
+	struct gos_tenant_stats *out = ctx;
+
+	out->clients++;
+	out->stalled_clients += cl->stalled;
+}
+
+/* O(the tenant's buffers), which its max_buffers bounds. */
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 			 struct gos_tenant_stats *out)
 {
@@ -210,6 +240,9 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 		out->unevictable = t->unevictable;
 		out->entitlement = t->entitlement;
 		out->oversub_ns = gos_tenant_oversub_ns(eng, t);
+		out->clients = 0;
+		out->stalled_clients = 0;
+		gos_tenant_each_client(eng, t, count_client, out);
 	}
 	gos_os_unlock(eng->lock);
 	return t ? 0 : -EINVAL;

@@ -7,7 +7,6 @@
 #include <climits>
 #include <map>
 #include <new>
-#include <set>
 #include <utility>
 
 #include "driver.hpp"
@@ -251,15 +250,17 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 	for (const Move &m : issued)
 		acks.push_back({m.order->id, m.err == 0 ? 1u : 0u, 0, static_cast<std::uint64_t>(took.count())});
 	std::vector<int> acked = engine->orders_done(acks);
-	std::set<const Buffer *> stale;	// buffers to put back where the engine says
+	bool late = false;	// then every buffer is put back where the engine says
 	for (std::size_t i = 0; i < issued.size(); i++) {
 		const Move &m = issued[i];
 		bool evict = m.order->kind == GOS_ORDER_EVICT;
 		if (acked[i] == -ENOENT) {
-			// Too late: the engine gave up on the order and decided anew. Asked
-			// only once every order of the batch is acknowledged, or a later
-			// order's chunks, still "evicting", would be pulled back.
-			stale.insert(m.buffer.get());
+			// Too late: the engine gave up on the order, and while this
+			// process was silent it counted whatever it took from it on the
+			// host, unasked, in any buffer (docs/engine.md). Asked only once
+			// every order of the batch is acknowledged, or a later order's
+			// chunks, still "evicting", would be pulled back.
+			late = true;
 			continue;
 		}
 		if (m.err) {
@@ -270,8 +271,9 @@ void OrderExecutor::execute_moves(const std::vector<const gos_wire_order *> &mov
 		(evict ? evictions_ : returns_)++;
 		(evict ? bytes_evicted_ : bytes_returned_) += m.order->length;
 	}
-	for (const Buffer *buffer : stale)
-		placement_.place_as_engine_says(*buffer);
+	if (late)
+		for (const BufferRef &buffer : registry_.all())
+			placement_.place_as_engine_says(*buffer);
 	if (settings().verbose) {
 		std::uint64_t bytes = 0;
 		for (const Move &m : issued)

@@ -27,9 +27,12 @@ struct Shared {
 	std::uint64_t used[max_devices];
 	std::uint64_t peak[max_devices];
 	std::uint64_t over_peak[max_devices];
-	struct {
+	std::uint64_t driver_evicted[max_devices];
+	struct Proc {
 		pid_t pid;
 		std::uint64_t used[max_devices];
+		std::uint64_t managed[max_devices];	// of used
+		std::uint64_t evicted[max_devices];	// not yet taken
 	} procs[max_procs];
 };
 
@@ -90,26 +93,24 @@ void reap()
 {
 	for (auto &p : shared->procs) {
 		if (!p.pid || gone(p.pid)) {
-			for (int d = 0; d < max_devices; d++) {
+			for (int d = 0; d < max_devices; d++)
 				shared->used[d] -= p.used[d];
-				p.used[d] = 0;
-			}
-			p.pid = 0;
+			p = {};
 		}
 	}
 }
 
-std::uint64_t *my_slot()
+Shared::Proc &my_slot()
 {
 	pid_t me = getpid();
 	for (auto &p : shared->procs)
 		if (p.pid == me)
-			return p.used;
+			return p;
 	reap();
 	for (auto &p : shared->procs)
 		if (!p.pid) {
 			p.pid = me;
-			return p.used;
+			return p;
 		}
 	std::fprintf(stderr, "fakecuda: more than %d processes share the state file\n", max_procs);
 	std::abort();
@@ -164,20 +165,64 @@ int device_count() { state_init(); return ndevices; }
 std::uint64_t context_bytes() { state_init(); return ctx_bytes; }
 std::uint64_t prefetch_delay_ms() { state_init(); return delay_ms; }
 
+namespace {
+
+// Adds bytes to this process's charge; the lock is held.
+void add(Shared::Proc &me, int dev, std::uint64_t bytes)
+{
+	std::uint64_t after = shared->used[dev] + bytes;
+	shared->used[dev] = after;
+	me.used[dev] += bytes;
+	if (after > shared->peak[dev])
+		shared->peak[dev] = after;
+}
+
+// Records a demand beyond the capacity; the lock is held.
+void note_over(int dev, std::uint64_t asked)
+{
+	if (asked > shared->capacity[dev] && asked > shared->over_peak[dev])
+		shared->over_peak[dev] = asked;
+}
+
+// Takes up to want bytes from other processes' managed memory on dev, as
+// the driver evicts them; the lock is held.
+void evict_others(const Shared::Proc &me, int dev, std::uint64_t want)
+{
+	for (auto &p : shared->procs) {
+		if (!want)
+			return;
+		if (!p.pid || &p == &me || !p.managed[dev])
+			continue;
+		std::uint64_t n = p.managed[dev] < want ? p.managed[dev] : want;
+		p.managed[dev] -= n;
+		p.used[dev] -= n;
+		p.evicted[dev] += n;
+		shared->used[dev] -= n;
+		shared->driver_evicted[dev] += n;
+		want -= n;
+	}
+}
+
+// Removes up to bytes of this process's charge; the lock is held.
+std::uint64_t remove(Shared::Proc &me, int dev, std::uint64_t bytes)
+{
+	bytes = bytes > me.used[dev] ? me.used[dev] : bytes;
+	me.used[dev] -= bytes;
+	shared->used[dev] -= bytes;
+	return bytes;
+}
+
+} // namespace
+
 bool charge(int dev, std::uint64_t bytes, bool strict)
 {
 	state_init();
 	lock();
 	reap();
-	std::uint64_t after = shared->used[dev] + bytes;
-	bool fits = after <= shared->capacity[dev];
+	bool fits = shared->used[dev] + bytes <= shared->capacity[dev];
 	if (fits || !strict) {
-		shared->used[dev] = after;
-		my_slot()[dev] += bytes;
-		if (after > shared->peak[dev])
-			shared->peak[dev] = after;
-		if (!fits && after > shared->over_peak[dev])
-			shared->over_peak[dev] = after;
+		note_over(dev, shared->used[dev] + bytes);
+		add(my_slot(), dev, bytes);
 	}
 	unlock();
 	return fits || !strict;
@@ -187,11 +232,44 @@ void discharge(int dev, std::uint64_t bytes)
 {
 	state_init();
 	lock();
-	std::uint64_t *mine = my_slot();
-	bytes = bytes > mine[dev] ? mine[dev] : bytes;
-	mine[dev] -= bytes;
-	shared->used[dev] -= bytes;
+	remove(my_slot(), dev, bytes);
 	unlock();
+}
+
+void charge_managed(int dev, std::uint64_t bytes)
+{
+	state_init();
+	lock();
+	reap();
+	Shared::Proc &me = my_slot();
+	std::uint64_t asked = shared->used[dev] + bytes;
+	note_over(dev, asked);
+	if (asked > shared->capacity[dev])
+		evict_others(me, dev, asked - shared->capacity[dev]);
+	add(me, dev, bytes);
+	me.managed[dev] += bytes;
+	unlock();
+}
+
+void discharge_managed(int dev, std::uint64_t bytes)
+{
+	state_init();
+	lock();
+	Shared::Proc &me = my_slot();
+	std::uint64_t n = remove(me, dev, bytes > me.managed[dev] ? me.managed[dev] : bytes);
+	me.managed[dev] -= n;
+	unlock();
+}
+
+std::uint64_t take_evicted(int dev)
+{
+	state_init();
+	lock();
+	Shared::Proc &me = my_slot();
+	std::uint64_t n = me.evicted[dev];
+	me.evicted[dev] = 0;
+	unlock();
+	return n;
 }
 
 DeviceUsage usage(int dev)
@@ -199,7 +277,8 @@ DeviceUsage usage(int dev)
 	state_init();
 	lock();
 	reap();
-	DeviceUsage u{shared->capacity[dev], shared->used[dev], shared->peak[dev], shared->over_peak[dev]};
+	DeviceUsage u{shared->capacity[dev], shared->used[dev], shared->peak[dev], shared->over_peak[dev],
+		      shared->driver_evicted[dev]};
 	unlock();
 	return u;
 }

@@ -363,11 +363,12 @@ FAKE_API void fakecuda_residency(CUdeviceptr p, size_t len, unsigned long long *
 	*host = h;
 }
 
-FAKE_API void fakecuda_usage(int dev, unsigned long long out[4])
+FAKE_API void fakecuda_usage(int dev, unsigned long long out[5])
 {
 	DeviceUsage u = usage(dev);
 	out[0] = u.capacity;
 	out[1] = u.used;
 	out[2] = u.peak;
 	out[3] = u.over_capacity_peak;
+	out[4] = u.driver_evicted;
 }

@@ -63,6 +63,26 @@ int map_pages(std::uint64_t size, std::uint64_t &ptr)
 	return CUDA_SUCCESS;
 }
 
+// Turns this process's managed pages on dev that the driver evicted (for
+// another process: device_state.hpp) into host pages, first found first.
+// Caller holds mu.
+void absorb_evictions()
+{
+	for (int dev = 0; dev < device_count(); dev++) {
+		std::uint64_t left = take_evicted(dev);
+		for (auto it = allocations.begin(); left && it != allocations.end(); ++it) {
+			Allocation &a = it->second;
+			if (a.kind != Kind::managed || a.dev != dev)
+				continue;
+			for (std::size_t i = 0; left && i < a.where.size(); i++)
+				if (a.where[i] == Where::device) {
+					a.where[i] = Where::host;
+					left -= left < page ? left : page;
+				}
+		}
+	}
+}
+
 // Moves pages [first, last) of a to `to`, charging the device; the bytes
 // that changed place. Caller holds mu.
 std::uint64_t move_pages(Allocation &a, std::size_t first, std::size_t last, Where to)
@@ -80,9 +100,9 @@ std::uint64_t move_pages(Allocation &a, std::size_t first, std::size_t last, Whe
 		moved += page;
 	}
 	if (lost)
-		discharge(a.dev, lost);
+		discharge_managed(a.dev, lost);
 	if (gained)
-		charge(a.dev, gained, false);
+		charge_managed(a.dev, gained);
 	return moved;
 }
 
@@ -127,6 +147,7 @@ int alloc_managed(int dev, std::uint64_t size, std::uint64_t &ptr)
 int free_memory(std::uint64_t ptr)
 {
 	std::unique_lock g(mu);
+	absorb_evictions();
 	auto it = allocations.find(ptr);
 	// Documented: imported memory is closed with cuIpcCloseMemHandle.
 	if (it == allocations.end() || it->second.kind == Kind::imported)
@@ -140,7 +161,7 @@ int free_memory(std::uint64_t ptr)
 		std::uint64_t on_device = 0;
 		for (Where w : a.where)
 			on_device += w == Where::device ? page : 0;
-		discharge(a.dev, on_device);
+		discharge_managed(a.dev, on_device);
 	}
 	if (a.shared_fd >= 0)
 		close(a.shared_fd);
@@ -181,6 +202,7 @@ int prefetch(std::uint64_t ptr, std::uint64_t len, Where to, std::uint64_t *move
 {
 	{
 		std::lock_guard g(mu);
+		absorb_evictions();
 		auto it = holding(ptr);
 		if (it == allocations.end() || it->second.kind != Kind::managed ||
 		    ptr + len > it->first + it->second.size)
@@ -222,6 +244,7 @@ int prefer(std::uint64_t ptr, std::uint64_t len, Where where)
 void touch(std::uint64_t ptr, std::uint64_t len)
 {
 	std::lock_guard g(mu);
+	absorb_evictions();
 	auto it = holding(ptr);
 	if (it == allocations.end() || it->second.kind != Kind::managed || !len)
 		return;
@@ -236,6 +259,7 @@ void residency(std::uint64_t ptr, std::uint64_t len, std::uint64_t &device, std:
 {
 	device = host = 0;
 	std::lock_guard g(mu);
+	absorb_evictions();
 	auto it = holding(ptr);
 	if (it == allocations.end())
 		return;

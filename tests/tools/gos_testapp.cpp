@@ -264,10 +264,11 @@ int main(int argc, char **argv)
 				    << u.bytes_returned << " " << u.daemon_requests << " " << u.daemon_waits;
 		} else if (cmd == "usage") {
 			auto get = optional_symbol<void (*)(int, unsigned long long *)>("fakecuda_usage");
-			unsigned long long u[4] = {};
+			unsigned long long u[5] = {};
 			if (get)
 				get(0, u);
-			out << (get ? "ok" : "err -38") << " " << u[0] << " " << u[1] << " " << u[2] << " " << u[3];
+			out << (get ? "ok" : "err -38") << " " << u[0] << " " << u[1] << " " << u[2] << " " << u[3] << " "
+			    << u[4];
 		} else if (cmd == "fork") {
 			pid_t pid = fork();
 			if (pid == 0) {	// a child that uses no CUDA, as CUDA requires

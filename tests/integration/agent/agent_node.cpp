@@ -38,8 +38,8 @@ std::vector<std::uint64_t> usage(AppProcess &app)
 {
 	std::istringstream in(app.cmd("usage"));
 	std::string ok;
-	std::vector<std::uint64_t> u(4);
-	in >> ok >> u[0] >> u[1] >> u[2] >> u[3];
+	std::vector<std::uint64_t> u(5);
+	in >> ok >> u[0] >> u[1] >> u[2] >> u[3] >> u[4];
 	return u;
 }
 

@@ -27,7 +27,8 @@ struct Node {
 std::uint64_t field(const nlohmann::json &t, const char *key);
 // The fake driver's log of every call so far.
 std::string call_log(const FakeGpu &gpu);
-// "usage" from the fake driver: capacity, used, peak, over-capacity peak.
+// "usage" from the fake driver: capacity, used, peak, over-capacity peak,
+// managed bytes the driver evicted for room (device_state.hpp).
 std::vector<std::uint64_t> usage(AppProcess &app);
 std::size_t count(const std::string &text, const std::string &what);
 

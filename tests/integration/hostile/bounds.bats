@@ -335,3 +335,89 @@ at_most_descriptors() {
 	figures "60 unfinished 600 KiB frames"
 	within_bounds
 }
+
+# Job $1's figure $2 on the GPU, from root's status (tenant_stats.def names).
+tenant_field() {
+	"$CTL" --socket "$D/s.sock" --json status |
+		/usr/bin/python3 -c 'import json,sys
+t = [t for t in json.load(sys.stdin)["gpus"][0]["tenants"] if t["job"] == int(sys.argv[1])]
+print(t[0][sys.argv[2]] if t else 0)' "$1" "$2"
+}
+
+# Whether job $1 holds at most $2 bytes on the GPU, and job $3 at least $4.
+shares_held() {
+	[ "$(tenant_field "$1" resident)" -le "$2" ] && [ "$(tenant_field "$3" resident)" -ge "$4" ]
+}
+
+# Issue 31, finding 2: an agent that never answered its EVICT orders kept
+# 200 MiB on the GPU against a share of 128 for the whole attack: an expired
+# order only stalled it. Now its expired evictions are forfeited (counted in
+# host RAM, which the driver takes back itself), the victim settles onto the
+# device, and the silence is logged and counted. Then on_unresponsive
+# (refuse, the default) refuses the job's next allocation.
+@test "issue 31 finding 2: an agent that never answers its orders keeps nothing beyond its share; the victim has its share within 10 s" {
+	daemon_up "order_timeout: 2s
+unresponsive_after: 1"
+	local cap share t0 t1
+	cap=$(capacity)
+	share=$((cap / 2))
+	neighbour_job 21
+	neighbour_job 22
+	agent_of 21 big $((cap * 3 / 4)) 1	# deaf: never reads its orders
+	wait_until 30 grep -q "^held 1" "$D/agent.21.0"
+	t0=$(date +%s%N)
+	agent_of 22 answering $((cap * 3 / 4))
+	wait_until 30 grep -q "^answering 0" "$D/agent.22.1"
+	wait_until 10 shares_held 21 $((share + (2 << 20))) 22 $((share - (2 << 20)))
+	t1=$(date +%s%N)
+	local expired forfeited
+	expired=$(tenant_field 21 expired_orders)
+	forfeited=$(tenant_field 21 bytes_forfeited)
+	echo "victim at its share $(((t1 - t0) / 1000000)) ms after its allocation; attacker: $expired orders expired, $forfeited bytes forfeited, $(tenant_field 21 resident) resident; victim $(tenant_field 22 resident) resident"
+	[ "$expired" -ge 1 ] && [ "$forfeited" -ge $((share / 2)) ]
+	[ "$(tenant_field 21 stalled_clients)" -eq 1 ]
+	wait_until 10 grep -q "job 21: 1 of its processes let an order on GPU 0 expire unanswered" "$D/log"	# the next usage period
+	# unresponsive_after: 1 is met: the job's next allocation is refused.
+	wait_until 10 grep -q "job 21: .* orders expired unanswered; its new allocations on GPU 0 are refused" "$D/log"
+	agent_of 21 big $((1 << 20)) 1
+	wait_until 30 grep -q "^held" "$D/agent.21.2"
+	cat "$D/agent.21.2"
+	grep -q "^big 0 -122 job 21 let orders to give back memory expire unanswered" "$D/agent.21.2"
+	# The metric a site alerts on.
+	"$CTL" --socket "$D/s.sock" --json status | grep -q '"expired_orders"'
+	agents_end
+}
+
+# on_unresponsive: kill ends the silent job's processes, but never a stopped
+# one: a job Slurm suspended (or a debugger stopped) is not killed for it.
+@test "issue 31 finding 2: on_unresponsive: kill ends a deaf agent, never a stopped one" {
+	daemon_up "order_timeout: 1s
+unresponsive_after: 1
+on_unresponsive: kill"
+	local cap
+	cap=$(capacity)
+	neighbour_job 23
+	neighbour_job 24
+	neighbour_job 25
+	agent_of 23 big $((cap * 3 / 4)) 1	# deaf
+	wait_until 30 grep -q "^held 1" "$D/agent.23.0"
+	local deaf=${AGENTS[0]}
+	agent_of 24 answering $((cap * 3 / 4))
+	wait_until 30 grep -q "^answering 0" "$D/agent.24.1"
+	wait_until 15 grep -q "job 23: killed pid $deaf after" "$D/log"
+	wait_until 10 bash -c "! kill -0 $deaf 2>/dev/null"
+	# A stopped holder is left alone, though it cannot answer either.
+	agent_of 25 big $((cap * 3 / 4)) 1
+	wait_until 30 grep -q "^held 1" "$D/agent.25.2"
+	local stopped=${AGENTS[2]}
+	kill -STOP "$stopped"
+	neighbour_job 26
+	agent_of 26 answering $((cap / 2))
+	wait_until 30 grep -q "^answering 0" "$D/agent.26.3"
+	wait_until 15 grep -q "job 25: pid $stopped is stopped (suspended?), so it is not killed" "$D/log"
+	kill -0 "$stopped"
+	[ "$(grep -c "killed pid $stopped" "$D/log")" -eq 0 ]
+	grep "job 2[3-6]" "$D/log"
+	kill -CONT "$stopped"
+	agents_end
+}

@@ -21,6 +21,10 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
       Hello, then N allocations of SIZE bytes with allocation FLAGS (2:
       AGAIN); prints "big I STATUS ERROR" for each and "held N" at the end,
       then waits for stdin to close, holding them.
+  gos_agent.py SOCKET answering SIZE
+      Hello, then one allocation of SIZE bytes ("answering STATUS ERROR"),
+      then carries out every order it is sent at once, as a cooperating
+      agent does, until stdin closes; prints "answered N" at the end.
   gos_agent.py SOCKET rank-reports FRAMES COUNT [NODE]
       Hello, then FRAMES rank reports of COUNT records each, every record a
       new rank on node NODE ("node"); prints "report I STATUS ERROR" for each.
@@ -51,6 +55,7 @@ wire ABI (include/gpuoversub/abi.h), runnable by any user.
 import os
 import pwd
 import re
+import select
 import socket
 import struct
 import sys
@@ -60,7 +65,10 @@ ABI_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../inclu
 with open(ABI_H) as abi:	# the version the daemon built from this tree speaks
     VERSION = int(re.search(r"#define GOS_WIRE_VERSION (\d+)", abi.read()).group(1))
 MAGIC, REPLY = 0x31534F47, 0x100
-HELLO, ALLOC, FREE, STATS, RANK, RANK_REPORT = 1, 2, 3, 7, 17, 18
+HELLO, ALLOC, FREE, ORDER_DONE, STATS, RANK, RANK_REPORT = 1, 2, 3, 5, 7, 17, 18
+ORDER = 0x101
+ORDER_FRAME = struct.Struct("<QIIQQQQQQQiI")	# gos_wire_order
+EVICT, RETURN = 1, 2
 NAME_LEN = 64
 RANK_RECORD = struct.Struct("<iiII64s9Q")
 HDR = struct.Struct("<IHHII")
@@ -157,6 +165,43 @@ def big(path, size, n, flags):
         held += status == 0
     print("held", held, flush=True)
     sys.stdin.read()
+    return 0
+
+
+def answering(path, size):
+    sock = connect(path)
+    if hello(sock):
+        return 1
+    status, error, _ = call(sock, ALLOC, struct.pack("<IIIIQ", 0, 0, 0, 0, size))
+    print("answering", status, error, flush=True)
+    sock.setblocking(False)
+    answered, pending, seq = 0, b"", 1 << 20
+    while True:
+        ready, _, _ = select.select([sock, sys.stdin], [], [])
+        if sys.stdin in ready and not sys.stdin.readline():
+            break
+        if sock not in ready:
+            continue
+        data = sock.recv(1 << 16)
+        if not data:
+            break
+        pending += data
+        while len(pending) >= HDR.size:
+            _, _, kind, _, length = HDR.unpack(pending[:HDR.size])
+            if len(pending) < HDR.size + length:
+                break
+            body, pending = pending[HDR.size:HDR.size + length], pending[HDR.size + length:]
+            if kind != ORDER:
+                continue	# the replies to our answers
+            order, okind = ORDER_FRAME.unpack(body[:ORDER_FRAME.size])[:2]
+            if order and okind in (EVICT, RETURN):
+                seq += 1
+                done = struct.pack("<QIIQ", order, 1, 0, 0)
+                sock.setblocking(True)
+                sock.sendall(HDR.pack(MAGIC, VERSION, ORDER_DONE, seq, len(done)) + done)
+                sock.setblocking(False)
+                answered += 1
+    print("answered", answered, flush=True)
     return 0
 
 
@@ -292,6 +337,8 @@ def main(argv):
         return rank(argv[1], argv[3])
     if len(argv) in (5, 6) and argv[2] == "big":
         return big(argv[1], int(argv[3]), int(argv[4]), int(argv[5]) if len(argv) == 6 else 0)
+    if len(argv) == 4 and argv[2] == "answering":
+        return answering(argv[1], int(argv[3]))
     if len(argv) in (5, 6) and argv[2] == "rank-reports":
         return rank_reports(argv[1], int(argv[3]), int(argv[4]), *[os.fsencode(a) for a in argv[5:]])
     if len(argv) == 4 and argv[2] == "hellos":

@@ -377,6 +377,35 @@ PY
 	job_wait "$a"; job_wait "$b"
 }
 
+# Issue 31, finding 2: a job Slurm suspends has stopped processes, and its
+# agent cannot answer. It kept 192 MiB of the 256 MiB GPU for the whole
+# suspension, its neighbour 64 of its 128. Now the order to it expires
+# (order_timeout, 10 s here), what it named counts as in host RAM (the
+# driver's to evict), and the neighbour has its share; the suspended job is
+# not killed, and completes with its data intact once resumed.
+@test "a suspended job keeps its neighbour off nothing: its order expires, the neighbour gets its share, and it resumes intact" {
+	a=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script suspended 6 20)")	# 192 MiB of 256
+	wait_until 30 eval '[ "$(resident_of "$a")" -ge $((192 << 20)) ]'
+	scontrol suspend "$a"
+	wait_until 10 eval '[ "$(squeue -h -j "$a" -o %T)" = SUSPENDED ]'
+	# 128 MiB, held 30 s: its share comes once the order expires, some 10 s
+	# after it asks, and it must still be there then.
+	b=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script neighbour 4 30)")
+	local t0=$SECONDS
+	wait_until 40 eval '[ "$(resident_of "$b")" -ge $((128 << 20)) ]' || { ctl status; false; }
+	echo "neighbour at its 128 MiB share $((SECONDS - t0)) s after submission; the suspended job holds $(resident_of "$a") bytes" >&3
+	[ "$(resident_of "$a")" -le $((128 << 20)) ]
+	grep -q "job $a: 1 of its processes let an order on GPU 0 expire unanswered" "$GOS_DIR/log/gpuoversubd.log"
+	[ "$(squeue -h -j "$a" -o %T)" = SUSPENDED ]
+	scontrol resume "$a"
+	job_completed "$a"
+	job_completed "$b"
+	grep "job $a" "$GOS_DIR/log/gpuoversubd.log"	# shown only when the test fails
+	[ "$(grep -c "job $a: killed" "$GOS_DIR/log/gpuoversubd.log")" -eq 0 ]
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$a.txt")" -eq 13 ]
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$b.txt")" -eq 9 ]
+}
+
 # The end_reason in job $1's report.
 end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("end_reason", ""))' "$GOS_DIR/reports/job-$1.json"; }
 

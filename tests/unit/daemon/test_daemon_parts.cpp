@@ -75,6 +75,12 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(gpud::engine_config(lending.start).lend_backoff_max_ns == 60'000'000'000u);
 	BOOST_TEST(config::parse_config("", "empty.yaml").policy.max_ranks_per_job == 1024u);
 	BOOST_TEST(config::parse_config("max_ranks_per_job: 8\n", "r.yaml").policy.max_ranks_per_job == 8u);
+	// A job that does not answer: refused by default, never killed unless asked.
+	BOOST_TEST(none.policy.unresponsive_after == 3u);
+	BOOST_TEST((none.policy.on_unresponsive == config::Unresponsive::refuse));
+	auto killing = config::parse_config("on_unresponsive: kill\nunresponsive_after: 1\n", "k.yaml");
+	BOOST_TEST((killing.policy.on_unresponsive == config::Unresponsive::kill));
+	BOOST_TEST(killing.policy.unresponsive_after == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
@@ -109,6 +115,8 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"state_dir: /var/lib/g\nreports: {dir: /var/lib/g/}\n",
 		 "p.yaml:1:1: 'state_dir' and 'reports.dir' are the same directory (/var/lib/g); job records and reports"},
 		{"max_ranks_per_job: 100000\n", "p.yaml:1:20: 'max_ranks_per_job' must be a number from 1 to 65536"},
+		{"on_unresponsive: stop\n", "p.yaml:1:18: 'on_unresponsive' must be one of"},
+		{"unresponsive_after: 0\n", "p.yaml:1:21: 'unresponsive_after' must be a number from 1 to 100000"},
 	};
 	for (auto &c : cases) {
 		std::string got = config_error(c.yaml);
@@ -258,6 +266,11 @@ BOOST_AUTO_TEST_CASE(process_identity_from_proc)
 					     "987654 1 2 3\n";
 	::mkdir((root + "/43").c_str(), 0755);
 	std::ofstream(root + "/43/stat") << "43 (short) S 7\n";
+	::mkdir((root + "/44").c_str(), 0755);
+	std::ofstream(root + "/44/stat") << "44 (suspended) T 7 44 44 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 "
+					     "987655 1 2 3\n";
+	BOOST_TEST(gpud::proc_stat(44, root.c_str())->stopped);
+	BOOST_TEST(!gpud::proc_stat(42, root.c_str())->stopped);
 	BOOST_TEST(gpud::proc_stat(42, root.c_str())->ppid == 7);
 	BOOST_TEST(gpud::proc_stat(42, root.c_str())->start == 987654u);
 	BOOST_TEST(!gpud::proc_stat(43, root.c_str()));	// no start time: not trusted

@@ -80,10 +80,14 @@ std::vector<gos_message> Harness::pump(Reply reply)
 					continue;
 				auto it = reply_of.find(cl);
 				Reply r = it == reply_of.end() ? reply : it->second;
+				// -ENOENT: an order that expired unread, or one the engine
+				// sent already expired (a forfeit: orders.c), as agents see.
+				int err = 0;
 				if (r == Reply::ack)
-					BOOST_REQUIRE_EQUAL(gos_order_ack(eng_, cl, msgs[i].id), 0);
+					err = gos_order_ack(eng_, cl, msgs[i].id);
 				else if (r == Reply::fail)
-					BOOST_REQUIRE_EQUAL(gos_order_fail(eng_, cl, msgs[i].id), 0);
+					err = gos_order_fail(eng_, cl, msgs[i].id);
+				BOOST_REQUIRE(err == 0 || err == -ENOENT);
 			}
 		}
 	}

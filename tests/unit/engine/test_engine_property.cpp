@@ -31,7 +31,7 @@ struct Agent {
 struct Buffer {
 	std::uint32_t client;
 	std::uint64_t size;
-	std::uint64_t host = 0;	// what the agent believes is on the host
+	std::vector<bool> host;	// per chunk: what the agent believes is on the host
 	bool unevictable;
 	std::uint32_t tenant;
 };
@@ -55,9 +55,13 @@ private:
 	void op_exit();
 	void deliver(Agent &a);
 	void carry_out(Agent &a, const gos_message &m, bool ok);
+	void resync(const Agent &a);
 	void finish();
 	void check_placement();
 	std::uint64_t chunk_bytes(const Buffer &b, std::uint32_t i) const;
+	// Believes bytes [offset, offset + length) of b on the host, or not:
+	// placing a range where it is already is idempotent, as the agent's is.
+	void believe(Buffer &b, std::uint64_t offset, std::uint64_t length, bool host) const;
 
 	std::mt19937_64 rng_;
 	gos_config cfg_{};
@@ -170,7 +174,10 @@ void Sequence::op_alloc()
 		return;	// refused, nothing held
 	BOOST_REQUIRE_EQUAL(err, 0);
 	BOOST_REQUIRE_EQUAL(res.device_bytes + res.host_bytes + res.waiting_bytes, size);
-	buffers_[res.buffer] = Buffer{a.id, size, res.host_bytes, unevictable, t};
+	Buffer b{a.id, size, {}, unevictable, t};
+	b.host.resize(unevictable ? 0 : (size + cfg_.chunk_size - 1) / cfg_.chunk_size);
+	believe(b, size - res.host_bytes, res.host_bytes, true);	// the last host_bytes (alloc.c)
+	buffers_[res.buffer] = b;
 }
 
 void Sequence::op_free()
@@ -205,16 +212,36 @@ void Sequence::op_exit()
 }
 
 // The agent moves the data, then tells the engine; a refused ack means the
-// order expired or its buffer went away, and nothing moved.
+// order expired or its buffer went away: the engine decided without the
+// agent, which puts every buffer back where the engine says, as the real
+// agent does (mpi-hooks/agent/executor.cpp).
 void Sequence::carry_out(Agent &a, const gos_message &m, bool ok)
 {
 	int err = ok ? gos_order_ack(h_.eng(), a.id, m.id) : gos_order_fail(h_.eng(), a.id, m.id);
-	if (err == -ENOENT)
+	if (err == -ENOENT) {
+		resync(a);
 		return;
+	}
 	BOOST_REQUIRE_EQUAL(err, 0);
 	auto buf = buffers_.find(m.buffer);
 	if (ok && buf != buffers_.end())
-		buf->second.host += m.kind == GOS_MSG_EVICT ? m.length : -m.length;
+		believe(buf->second, m.offset, m.length, m.kind == GOS_MSG_EVICT);
+}
+
+// What the agent believes on the host becomes the engine's HOST chunks, and
+// its RETURNING ones, whose acks will take them back; EVICTING chunks count
+// on the device until their acks, WAITING ones until SETTLED.
+void Sequence::resync(const Agent &a)
+{
+	for (auto &[id, b] : buffers_) {
+		if (b.client != a.id || b.unevictable)
+			continue;
+		std::uint32_t n = static_cast<std::uint32_t>((b.size + cfg_.chunk_size - 1) / cfg_.chunk_size);
+		std::vector<std::uint8_t> st(n);
+		BOOST_REQUIRE_EQUAL(gos_buffer_placement(h_.eng(), b.client, id, 0, n, st.data()), 0);
+		for (std::uint32_t i = 0; i < n; i++)
+			b.host[i] = st[i] == GOS_CHUNK_HOST || st[i] == GOS_CHUNK_RETURNING;
+	}
 }
 
 void Sequence::deliver(Agent &a)
@@ -227,8 +254,11 @@ void Sequence::deliver(Agent &a)
 		if (m.kind == GOS_MSG_SETTLED) {
 			// A notice may outlive its buffer, like any message in flight.
 			auto buf = buffers_.find(m.buffer);
+			// Only its host part: a chunk of the range that reached the
+			// device before the rest may have been evicted since, by an
+			// order read before this notice.
 			if (buf != buffers_.end())
-				buf->second.host += m.host_bytes;
+				believe(buf->second, m.offset + m.device_bytes, m.host_bytes, true);
 			continue;
 		}
 		if (!m.id)
@@ -248,6 +278,12 @@ void Sequence::deliver(Agent &a)
 		a.deferred.erase(a.deferred.begin() + static_cast<long>(i));
 		carry_out(a, m, true);
 	}
+}
+
+void Sequence::believe(Buffer &b, std::uint64_t offset, std::uint64_t length, bool host) const
+{
+	for (std::uint64_t at = offset; at < offset + length && at < b.size; at += cfg_.chunk_size)
+		b.host[at / cfg_.chunk_size] = host;
 }
 
 std::uint64_t Sequence::chunk_bytes(const Buffer &b, std::uint32_t i) const
@@ -293,14 +329,18 @@ void Sequence::check_placement()
 		std::uint32_t n = static_cast<std::uint32_t>((b.size + cfg_.chunk_size - 1) / cfg_.chunk_size);
 		std::vector<std::uint8_t> st(n);
 		BOOST_REQUIRE_EQUAL(gos_buffer_placement(h_.eng(), b.client, id, 0, n, st.data()), 0);
-		std::uint64_t host = 0;
+		std::uint64_t host = 0, believed = 0;
 		for (std::uint32_t i = 0; i < n; i++) {
 			BOOST_REQUIRE(st[i] == GOS_CHUNK_DEVICE || st[i] == GOS_CHUNK_HOST);
 			if (st[i] == GOS_CHUNK_HOST)
 				host += chunk_bytes(b, i);
+			if (b.host[i])
+				believed += chunk_bytes(b, i);
+			BOOST_REQUIRE_MESSAGE((st[i] == GOS_CHUNK_HOST) == b.host[i], "buffer " << id << " chunk " << i
+					      << ": the engine and the agent disagree");
 		}
-		BOOST_REQUIRE_MESSAGE(host == b.host, "buffer " << id << ": engine has " << host
-				      << " host bytes, agent believes " << b.host << " (fairness "
+		BOOST_REQUIRE_MESSAGE(host == believed, "buffer " << id << ": engine has " << host
+				      << " host bytes, agent believes " << believed << " (fairness "
 				      << cfg_.fairness << ", victim " << cfg_.victim << ")");
 	}
 }

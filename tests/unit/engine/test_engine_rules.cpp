@@ -230,9 +230,13 @@ BOOST_AUTO_TEST_CASE(throttle_after_persist)
 	h.check_at_rest();
 }
 
-// Orders that fail leave the chunks where they were; orders that time out
-// do too, and the allocation that waited on them goes to the host.
-BOOST_AUTO_TEST_CASE(failed_and_timed_out_orders)
+// An order its client lets expire is forfeited: the chunks count in host
+// RAM (the driver evicts managed memory itself), so the allocation that
+// waited on them gets the device. The stalled client is asked nothing more
+// until it is heard: the reducer takes its chunks at once, and its own new
+// buffers start on the host. Reading its messages is not hearing from it
+// (the daemon reads them); answering an order is.
+BOOST_AUTO_TEST_CASE(failed_and_expired_orders)
 {
 	gos_config cfg = Harness::defaults();
 	cfg.order_timeout_ns = 100ULL * 1000000ULL;
@@ -247,23 +251,66 @@ BOOST_AUTO_TEST_CASE(failed_and_timed_out_orders)
 	BOOST_TEST(h.gpu_stats().outstanding_orders > 0u);
 	h.pump();
 	h.check();
+	BOOST_TEST(h.stats(b).stalled_clients == 0u);
 	h.advance_ms(150);
 	gos_tick(h.eng());
 	auto msgs = h.pump();
 	BOOST_REQUIRE_EQUAL(count_kind(msgs, GOS_MSG_SETTLED), 1u);
 	auto settled = *std::find_if(msgs.begin(), msgs.end(), [](auto &m) { return m.kind == GOS_MSG_SETTLED; });
 	BOOST_TEST(settled.buffer == ra.buffer);
-	BOOST_TEST(settled.host_bytes == 32 * MiB);
-	BOOST_TEST(h.stats(b).failed_orders > 0u);
+	BOOST_TEST(settled.device_bytes == 32 * MiB);
+	BOOST_TEST(settled.host_bytes == 0u);
+	BOOST_TEST(h.stats(a).resident == 32 * MiB);
+	BOOST_TEST(h.stats(b).expired_orders > 0u);
+	BOOST_TEST(h.stats(b).failed_orders == 0u);
+	BOOST_TEST(h.stats(b).bytes_forfeited == 32 * MiB);
+	BOOST_TEST(h.stats(b).resident == 32 * MiB);
+	BOOST_TEST(h.stats(b).host == 32 * MiB);
+	BOOST_TEST(h.stats(b).clients == 1u);
+	BOOST_TEST(h.stats(b).stalled_clients == 1u);	// pump() read its messages
 	BOOST_TEST(h.gpu_stats().waiting == 0u);
 	h.check();
-	// A late ack of an expired order is refused; the engine stays the truth.
+
+	// Stalled, B gets no device memory, though A's free left room.
+	BOOST_REQUIRE_EQUAL(gos_free(h.eng(), ca, ra.buffer), 0);
+	auto rb = h.alloc(cb, b, 8 * MiB);
+	BOOST_TEST(rb.host_bytes == 8 * MiB);
+	// C, three times B's weight, is entitled to 48 MiB of the 64: the 16 MiB
+	// B holds beyond its share are taken at once, with no order to wait on.
+	auto c = h.tenant(3);
+	auto cc = h.client();
+	auto rc = h.alloc(cc, c, 48 * MiB);
+	BOOST_TEST(rc.device_bytes == 48 * MiB);
+	BOOST_TEST(h.gpu_stats().outstanding_orders == 0u);
+	BOOST_TEST(h.stats(b).bytes_forfeited == 48 * MiB);
+	BOOST_TEST(h.stats(b).resident == 16 * MiB);
+	h.check();
+
+	// A late answer to the expired order is refused, and B is heard.
 	BOOST_TEST(gos_order_ack(h.eng(), cb, 1) == -ENOENT);
-	// The stalled client is asked again once it talks.
+	BOOST_TEST(h.stats(b).stalled_clients == 0u);
 	h.reply_of[cb] = Reply::ack;
 	h.settle();
-	BOOST_TEST(h.stats(a).resident == 32 * MiB);
+	BOOST_TEST(h.stats(b).resident == 16 * MiB);
+	BOOST_TEST(h.stats(c).resident == 48 * MiB);
 	h.check_at_rest();
+
+	// gos_client_heard() un-stalls as an answer does.
+	Harness k(cfg);
+	k.gpu(64 * MiB);
+	auto p = k.tenant(), q = k.tenant();
+	auto cp = k.client(), cq = k.client();
+	k.alloc(cq, q, 64 * MiB);
+	k.reply_of[cq] = Reply::ignore;
+	k.alloc(cp, p, 32 * MiB);
+	k.pump();
+	k.advance_ms(150);
+	gos_tick(k.eng());
+	BOOST_TEST(k.stats(q).stalled_clients == 1u);
+	BOOST_TEST(gos_client_heard(k.eng(), cq) == 0);
+	BOOST_TEST(k.stats(q).stalled_clients == 0u);
+	BOOST_TEST(gos_client_heard(k.eng(), 999) == -EINVAL);
+	k.check();
 
 	// Explicit failure pins the chunks until their priority is set again.
 	Harness f(Harness::defaults());
@@ -275,6 +322,8 @@ BOOST_AUTO_TEST_CASE(failed_and_timed_out_orders)
 	auto rx = f.alloc(cx, x, 32 * MiB);
 	f.pump();
 	BOOST_TEST(f.stats(y).resident == 64 * MiB);
+	BOOST_TEST(f.stats(y).failed_orders > 0u);
+	BOOST_TEST(f.stats(y).expired_orders == 0u);
 	BOOST_TEST(f.stats(x).host == 32 * MiB);
 	std::uint8_t st[32];
 	BOOST_REQUIRE_EQUAL(gos_buffer_placement(f.eng(), cx, rx.buffer, 0, 16, st), 0);
