@@ -134,7 +134,6 @@ struct gos_msg {
 	struct gos_buffer *buf;	/* orders only */
 	u32 first, count;	/* chunk range of an order */
 	u64 deadline;
-	bool delivered;
 	bool expired;		/* unread when it expired: a queued notice now */
 	struct gos_list client_node;	/* in client outbox until read */
 	struct gos_list buf_node;	/* orders: in buffer->orders */

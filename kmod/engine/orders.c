@@ -25,10 +25,46 @@ static void msg_init_links(struct gos_msg *msg)
 	gos_list_init(&msg->pending_node);
 }
 
-static bool mergeable(struct gos_msg *tail, struct gos_chunk *c, u32 kind)
+/*
+ * Whether chunk c joins the client's last unread message, tail: one of the
+ * same kind and expiry for the chunks just before c in c's buffer (buffer
+ * ids are never reused).
+ */
+static bool joins(struct gos_client *cl, struct gos_chunk *c, u32 kind,
+		  bool expired, u64 bytes)
 {
-	return tail->m.kind == kind && tail->buf == c->buf &&
-	       !tail->delivered && tail->first + tail->count == c->index;
+	struct gos_msg *tail;
+
+	if (gos_list_empty(&cl->outbox))
+		return false;
+	tail = gos_list_last(&cl->outbox, struct gos_msg, client_node);
+	if (tail->m.kind != kind || tail->expired != expired ||
+	    tail->m.buffer != c->buf->id ||
+	    tail->first + tail->count != c->index)
+		return false;
+	tail->count++;
+	tail->m.length += bytes;
+	return true;
+}
+
+/* A new message of kind for chunk c, the first of its range. */
+static struct gos_msg *order_new(struct gos_engine *eng, struct gos_chunk *c,
+				 u32 kind, u64 bytes)
+{
+	struct gos_msg *msg = msg_new(eng);
+
+	if (!msg)
+		return NULL;
+	msg_init_links(msg);
+	msg->m.id = ++eng->next_order;
+	msg->m.kind = kind;
+	msg->m.tenant = c->buf->tenant->id;
+	msg->m.buffer = c->buf->id;
+	msg->m.offset = (u64)c->index * eng->cfg.chunk_size;
+	msg->m.length = bytes;
+	msg->first = c->index;
+	msg->count = 1;
+	return msg;
 }
 
 /* Moves chunk c into the in-flight state of kind and orders its owner. */
@@ -39,29 +75,14 @@ int gos_order_add(struct gos_engine *eng, struct gos_chunk *c, u32 kind)
 	u64 bytes = gos_chunk_size(eng, c);
 	struct gos_msg *msg;
 
-	if (!gos_list_empty(&cl->outbox)) {
-		msg = gos_list_last(&cl->outbox, struct gos_msg, client_node);
-		if (mergeable(msg, c, kind)) {
-			msg->count++;
-			msg->m.length += bytes;
-			goto move;
-		}
-	}
+	if (joins(cl, c, kind, false, bytes))
+		goto move;
 	if (gos_idmap_reserve(&eng->orders))
 		return -ENOMEM;
-	msg = msg_new(eng);
+	msg = order_new(eng, c, kind, bytes);
 	if (!msg)
 		return -ENOMEM;
-	msg_init_links(msg);
-	msg->m.id = ++eng->next_order;
-	msg->m.kind = kind;
-	msg->m.tenant = buf->tenant->id;
-	msg->m.buffer = buf->id;
-	msg->m.offset = (u64)c->index * eng->cfg.chunk_size;
-	msg->m.length = bytes;
 	msg->buf = buf;
-	msg->first = c->index;
-	msg->count = 1;
 	msg->deadline = gos_now(eng) + eng->cfg.order_timeout_ns;
 	gos_idmap_put(&eng->orders, msg->m.id, msg);
 	gos_list_add_tail(&msg->client_node, &cl->outbox);
@@ -83,33 +104,15 @@ move:
  */
 int gos_order_forfeited(struct gos_engine *eng, struct gos_chunk *c)
 {
-	struct gos_buffer *buf = c->buf;
-	struct gos_client *cl = buf->client;
+	struct gos_client *cl = c->buf->client;
 	u64 bytes = gos_chunk_size(eng, c);
 	struct gos_msg *msg;
 
-	if (!gos_list_empty(&cl->outbox)) {
-		msg = gos_list_last(&cl->outbox, struct gos_msg, client_node);
-		if (msg->expired && msg->m.kind == GOS_MSG_EVICT &&
-		    msg->m.buffer == buf->id &&
-		    msg->first + msg->count == c->index) {
-			msg->count++;
-			msg->m.length += bytes;
-			return 0;
-		}
-	}
-	msg = msg_new(eng);
+	if (joins(cl, c, GOS_MSG_EVICT, true, bytes))
+		return 0;
+	msg = order_new(eng, c, GOS_MSG_EVICT, bytes);
 	if (!msg)
 		return -ENOMEM;
-	msg_init_links(msg);
-	msg->m.id = ++eng->next_order;
-	msg->m.kind = GOS_MSG_EVICT;
-	msg->m.tenant = buf->tenant->id;
-	msg->m.buffer = buf->id;
-	msg->m.offset = (u64)c->index * eng->cfg.chunk_size;
-	msg->m.length = bytes;
-	msg->first = c->index;
-	msg->count = 1;
 	msg->expired = true;
 	gos_list_add_tail(&msg->client_node, &cl->outbox);
 	return 0;
@@ -319,10 +322,8 @@ int gos_read_messages(struct gos_engine *eng, u32 client,
 
 		out[n++] = msg->m;
 		gos_list_del(&msg->client_node);
-		if (msg->m.id && !msg->expired)
-			msg->delivered = true;
-		else
-			gos_os_free(msg);
+		if (!msg->m.id || msg->expired)
+			gos_os_free(msg);	/* a read order stays pending */
 	}
 	gos_os_unlock(eng->lock);
 	return (int)n;
