@@ -363,12 +363,20 @@ PY
 	a=$(submit --gres=shard:3 --gpu-mem-oversub "$(job_script shard3 8 30)")	# 256 MiB each, 512 of 256
 	b=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script shard1 8 30)")
 	wait_until 60 settled "$a" "$b" $((256 << 20))
-	ra=$(resident_of "$a") rb=$(resident_of "$b")
-	cap=$(ctl --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["gpus"][0]["capacity"])')
-	echo "resident: shard:3 $ra, shard:1 $rb of $cap; ratio $(python3 -c "print($ra / $rb)")" >&3
 	ctl explain "$a"	# shown only when the test fails
-	[ $(( ra - cap * 3 / 4 )) -le $((2 << 20)) ] && [ $(( cap * 3 / 4 - ra )) -le $((2 << 20)) ]
-	[ $(( rb - cap / 4 )) -le $((2 << 20)) ] && [ $(( cap / 4 - rb )) -le $((2 << 20)) ]
+	# Each is within one chunk of its weight's share of the GPU, in one
+	# status. The engine counts weights in hundredths: with the balloon's
+	# idle 0.25 on both, 0.75:0.25 are 0.19:0.06, a 3.17:1 split (196 and
+	# 60 MiB in forky's CI run); the explain below gives the 3:1 itself.
+	ctl --json status | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+t = {x["job"]: x for x in g["tenants"]}
+a, b = t[int(sys.argv[1])], t[int(sys.argv[2])]
+cap, w = g["capacity"], a["weight"] + b["weight"]
+print("resident: shard:3 %d, shard:1 %d of %d; ratio %.3f, weights %.2f:%.2f" % (a["resident"], b["resident"], cap, a["resident"] / b["resident"], a["weight"], b["weight"]), file=sys.stderr)
+for x in (a, b):
+	assert abs(x["resident"] - cap * x["weight"] / w) <= 2 << 20, x' "$a" "$b" 2>&3
 	# explain says the same as the status (taken again should the balloon
 	# change a weight between the two), and why.
 	wait_until 10 explain_matches "$a" 0.75 "3 of 4 shards"
@@ -395,7 +403,10 @@ PY
 	wait_until 40 eval '[ "$(resident_of "$b")" -ge $((128 << 20)) ]' || { ctl status; false; }
 	echo "neighbour at its 128 MiB share $((SECONDS - t0)) s after submission; the suspended job holds $(resident_of "$a") bytes" >&3
 	[ "$(resident_of "$a")" -le $((128 << 20)) ]
-	grep -q "job $a: 1 of its processes let an order on GPU 0 expire unanswered" "$GOS_DIR/log/gpuoversubd.log"
+	# Said at the watch's next usage period, which may come after the
+	# neighbour's memory has (the sanitizer build's CI run grepped too soon).
+	wait_until 10 grep -q "job $a: 1 of its processes let an order on GPU 0 expire unanswered" \
+		"$GOS_DIR/log/gpuoversubd.log" || { grep "job $a" "$GOS_DIR/log/gpuoversubd.log"; false; }
 	[ "$(squeue -h -j "$a" -o %T)" = SUSPENDED ]
 	scontrol resume "$a"
 	job_completed "$a"
