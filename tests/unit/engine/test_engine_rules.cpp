@@ -230,6 +230,23 @@ BOOST_AUTO_TEST_CASE(throttle_after_persist)
 	h.check_at_rest();
 }
 
+// A 64 MiB GPU that the second tenant fills, its client answering orders
+// with reply; then the first asks for 32 MiB, which waits on an order to it.
+struct Squeeze {
+	std::uint32_t asker, holder, asker_client, holder_client;
+	gos_alloc_result held, asked;
+};
+
+Squeeze squeeze(Harness &h, Reply reply)
+{
+	h.gpu(64 * MiB);
+	Squeeze s{h.tenant(), h.tenant(), h.client(), h.client(), {}, {}};
+	s.held = h.alloc(s.holder_client, s.holder, 64 * MiB);
+	h.reply_of[s.holder_client] = reply;
+	s.asked = h.alloc(s.asker_client, s.asker, 32 * MiB);
+	return s;
+}
+
 // An order its client lets expire is forfeited: the chunks count in host
 // RAM (the driver evicts managed memory itself), so the allocation that
 // waited on them gets the device. The stalled client is asked nothing more
@@ -241,12 +258,7 @@ BOOST_AUTO_TEST_CASE(failed_and_expired_orders)
 	gos_config cfg = Harness::defaults();
 	cfg.order_timeout_ns = 100ULL * 1000000ULL;
 	Harness h(cfg);
-	h.gpu(64 * MiB);
-	auto a = h.tenant(), b = h.tenant();
-	auto ca = h.client(), cb = h.client();
-	h.alloc(cb, b, 64 * MiB);
-	h.reply_of[cb] = Reply::ignore;
-	auto ra = h.alloc(ca, a, 32 * MiB);
+	[[maybe_unused]] auto [a, b, ca, cb, held, ra] = squeeze(h, Reply::ignore);
 	BOOST_TEST(ra.waiting_bytes == 32 * MiB);
 	BOOST_TEST(h.gpu_stats().outstanding_orders > 0u);
 	h.pump();
@@ -297,29 +309,20 @@ BOOST_AUTO_TEST_CASE(failed_and_expired_orders)
 
 	// gos_client_heard() un-stalls as an answer does.
 	Harness k(cfg);
-	k.gpu(64 * MiB);
-	auto p = k.tenant(), q = k.tenant();
-	auto cp = k.client(), cq = k.client();
-	k.alloc(cq, q, 64 * MiB);
-	k.reply_of[cq] = Reply::ignore;
-	k.alloc(cp, p, 32 * MiB);
+	auto q = squeeze(k, Reply::ignore);
+	auto cq = q.holder_client;
 	k.pump();
 	k.advance_ms(150);
 	gos_tick(k.eng());
-	BOOST_TEST(k.stats(q).stalled_clients == 1u);
+	BOOST_TEST(k.stats(q.holder).stalled_clients == 1u);
 	BOOST_TEST(gos_client_heard(k.eng(), cq) == 0);
-	BOOST_TEST(k.stats(q).stalled_clients == 0u);
+	BOOST_TEST(k.stats(q.holder).stalled_clients == 0u);
 	BOOST_TEST(gos_client_heard(k.eng(), 999) == -EINVAL);
 	k.check();
 
 	// Explicit failure pins the chunks until their priority is set again.
 	Harness f(Harness::defaults());
-	f.gpu(64 * MiB);
-	auto x = f.tenant(), y = f.tenant();
-	auto cx = f.client(), cy = f.client();
-	auto ry = f.alloc(cy, y, 64 * MiB);
-	f.reply_of[cy] = Reply::fail;
-	auto rx = f.alloc(cx, x, 32 * MiB);
+	auto [x, y, cx, cy, ry, rx] = squeeze(f, Reply::fail);
 	f.pump();
 	BOOST_TEST(f.stats(y).resident == 64 * MiB);
 	BOOST_TEST(f.stats(y).failed_orders > 0u);
