@@ -27,16 +27,18 @@ static void advise_client(struct gos_client *cl, void *ctx)
 
 static void advise(struct gos_engine *eng, struct gos_tenant *t)
 {
-	struct advice a = { .eng = eng };
-	struct gos_message m = { 0 };
+	struct advice a = {
+		.eng = eng,
+		.m = {
+			.kind = GOS_MSG_ADVICE,
+			.tenant = t->id,
+			.device_bytes = t->resident,
+			.host_bytes = t->host,
+			.entitlement = t->entitlement,
+			.oversub_ns = gos_tenant_oversub_ns(eng, t),
+		},
+	};
 
-	m.kind = GOS_MSG_ADVICE;
-	m.tenant = t->id;
-	m.device_bytes = t->resident;
-	m.host_bytes = t->host;
-	m.entitlement = t->entitlement;
-	m.oversub_ns = gos_tenant_oversub_ns(eng, t);
-	a.m = m;
 	gos_tenant_each_client(eng, t, advise_client, &a);	/* one notice each */
 }
 
