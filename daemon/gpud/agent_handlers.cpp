@@ -55,18 +55,21 @@ Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
 	if (s.peer.uid != j.uid)
 		return {-EPERM, "process " + std::to_string(s.peer.pid) + " runs as uid " + std::to_string(s.peer.uid) +
 					", but job " + std::to_string(*job) + " is uid " + std::to_string(j.uid) + "'s", {}};
-	if (j.agents >= cfg_.policy.max_agents_per_job)
+	if (!j.agent_joins(cfg_.policy.max_agents_per_job))
 		return {-EUSERS, "job " + std::to_string(*job) + " already has the " + std::to_string(cfg_.policy.max_agents_per_job) +
 					 " connected processes max_agents_per_job allows", {}};
 	// Listed in the report from now on: a task that says hello again and
 	// again under new ranks is bounded as RANK is.
-	if (!j.rank(req.rank, s.peer.pid, cfg_.policy.max_ranks_per_job))
-		return too_many_ranks(*job, cfg_.policy.max_ranks_per_job);
 	std::uint32_t client = 0;
-	if (int err = agent_engine_.connect(s.id, client))
+	if (!j.rank(req.rank, s.peer.pid, cfg_.policy.max_ranks_per_job)) {
+		j.agent_left();
+		return too_many_ranks(*job, cfg_.policy.max_ranks_per_job);
+	}
+	if (int err = agent_engine_.connect(s.id, client)) {
+		j.agent_left();
 		return {err, "engine: " + errno_text(err), {}};
+	}
 	s.job = *job;
-	j.agents++;
 	s.rank = req.rank;
 	gos_rep_hello rep{};
 	rep.job_id = *job;

@@ -51,8 +51,8 @@ SessionId Daemon::open(const Peer &peer, std::function<void(proto::Bytes)> send,
 void Daemon::close(SessionId id)
 {
 	if (Session *s = sessions_.find(id); s && s->job)
-		if (Job *job = ledger_.find(s->job); job && job->agents)
-			job->agents--;
+		if (Job *job = ledger_.find(s->job))
+			job->agent_left();
 	agent_engine_->disconnect(id);
 	sessions_.close(id);
 }

@@ -82,6 +82,20 @@ void from_json(const nlohmann::json &j, CounterBase &c)
 #undef GOS_READ
 }
 
+bool Job::agent_joins(std::uint32_t cap)
+{
+	if (agents >= cap)
+		return false;
+	agents++;
+	return true;
+}
+
+void Job::agent_left()
+{
+	if (agents)
+		agents--;
+}
+
 RankStats *Job::rank(int r, pid_t pid, std::size_t cap)
 {
 	if (RankStats *rs = counters(r, pid))

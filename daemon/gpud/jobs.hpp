@@ -136,9 +136,15 @@ struct Job {
 	// The log lines its agents may cause: 20 at once, then 2 a second.
 	TokenBucket log_budget{20, 2};
 
-	// The one place each list grows, under its cap (max_ranks_per_job):
-	// every request that names a new rank (HELLO, RANK) or reports one
+	// The one place each count and list grows, under its cap: agents
+	// under max_agents_per_job; ranks under max_ranks_per_job, where every
+	// request that names a new rank (HELLO, RANK) or reports one
 	// (RANK_REPORT) is bounded alike.
+	// One more connected agent if the job has fewer than cap; false when
+	// it is full. agent_left() undoes it, when the connection closes or its
+	// hello fails after all.
+	bool agent_joins(std::uint32_t cap);
+	void agent_left();
 	// The counters of (rank, pid), made if the job counts fewer than cap;
 	// nullptr when it is full.
 	RankStats *rank(int rank, pid_t pid, std::size_t cap);

@@ -197,3 +197,26 @@ BOOST_AUTO_TEST_CASE(the_largest_legal_input_is_taken_and_one_more_refused_at_ev
 	}
 	BOOST_TEST_MESSAGE(d.log());
 }
+
+// A hello refused at a later door (its rank past the cap) gives back the
+// agent slot it took: the job can still connect as many agents as the cap.
+BOOST_AUTO_TEST_CASE(a_hello_refused_for_its_rank_keeps_no_agent_slot)
+{
+	DaemonUnderTest d(caps);
+	std::uint64_t job = 3200;
+	d.register_step(job);
+	d.register_task(job, getpid());
+	std::vector<std::unique_ptr<Client>> held;
+	for (int i = 0; i < ranks_cap; i++)
+		held.push_back(agent(d, i));
+	for (int i = 0; i < 3; i++) {
+		Client refused(d.socket);
+		BOOST_CHECK_EQUAL(refused.hello(hello_as(ranks_cap + i)).status, -E2BIG);
+	}
+	BOOST_CHECK_EQUAL(d.status().at("agents").get<std::size_t>(), std::size_t(ranks_cap));
+	while (held.size() < std::size_t(agents_cap))
+		held.push_back(agent(d, 0));	// a rank it lists already
+	Client one_more(d.socket);
+	BOOST_CHECK_EQUAL(one_more.hello(hello_as(0)).status, -EUSERS);
+	BOOST_TEST_MESSAGE(d.log());
+}
