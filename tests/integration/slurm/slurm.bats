@@ -451,7 +451,9 @@ end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).g
 	kill -CONT "$pid"
 	[ "$state" = COMPLETED ]
 	wait_until 30 test -f "$GOS_DIR/reports/job-$id.json"
-	[ "$(end_reason "$id")" = "reaped: Slurm: job $id is COMPLETED" ]
+	reason=$(end_reason "$id")
+	[ "$reason" = "reaped: Slurm: job $id is COMPLETED" ] ||
+		{ echo "job $id's end reason: '$reason'; the daemon's lines of it:"; grep "job $id" "$GOS_DIR/log/gpuoversubd.log"; false; }
 	grep -q "job $id reaped: Slurm: job $id is COMPLETED" "$GOS_DIR/log/gpuoversubd.log"
 	! listed "$id"
 	kill -0 "$alive"	# the task lived on all along
