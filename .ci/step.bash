@@ -12,7 +12,7 @@ counted() {
 	  read -ra stat </proc/$BASHPID/stat	# fields 16 and 17: waited-for children's CPU
 	  echo "$rc $(((stat[15] + stat[16]) / $(getconf CLK_TCK)))" >"$tally"
 	  exit "$rc" ) || true
-	read -r rc cpu_used <"$tally" || { rc=1 cpu_used=?; }
+	read -r rc cpu_used <"$tally" || { rc=1 cpu_used='?'; }
 	rm -f "$tally"
 	return "$rc"
 }
