@@ -60,11 +60,11 @@ Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
 					 " connected processes max_agents_per_job allows", {}};
 	// Listed in the report from now on: a task that says hello again and
 	// again under new ranks is bounded as RANK is.
-	std::uint32_t client = 0;
 	if (!j.rank(req.rank, s.peer.pid, cfg_.policy.max_ranks_per_job)) {
 		j.agent_left();
 		return too_many_ranks(*job, cfg_.policy.max_ranks_per_job);
 	}
+	std::uint32_t client = 0;
 	if (int err = agent_engine_.connect(s.id, client)) {
 		j.agent_left();
 		return {err, "engine: " + errno_text(err), {}};
