@@ -419,6 +419,16 @@ for x in (a, b):
 
 # The end_reason in job $1's report.
 end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("end_reason", ""))' "$GOS_DIR/reports/job-$1.json"; }
+# ended_as JOB REASON: whether JOB's report says REASON; when not, what it
+# says and the daemon's lines of the job.
+ended_as() {
+	local reason
+	reason=$(end_reason "$1")
+	[ "$reason" = "$2" ] && return 0
+	echo "job $1's end reason: '$reason', not '$2'; the daemon's lines of it:"
+	grep "job $1" "$GOS_DIR/log/gpuoversubd.log"
+	return 1
+}
 
 @test "the reconciler ends a job Slurm has ended or never knew, though a task of it lives on" {
 	cp "$GOS_DIR/gpuoversub.yaml" "$GOS_DIR/gpuoversub.yaml.orig"
@@ -435,7 +445,7 @@ end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).g
 	reg step 4000000 0
 	reg task 4000000 "$alive"
 	wait_until 30 test -f "$GOS_DIR/reports/job-4000000.json"
-	[ "$(end_reason 4000000)" = "reaped: Slurm: job 4000000 is unknown to slurmctld" ]
+	ended_as 4000000 "reaped: Slurm: job 4000000 is unknown to slurmctld"
 
 	# A real job whose step and job end are lost: the daemon is stopped while
 	# the job ends, and the plugin gives up on it.
@@ -451,9 +461,7 @@ end_reason() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).g
 	kill -CONT "$pid"
 	[ "$state" = COMPLETED ]
 	wait_until 30 test -f "$GOS_DIR/reports/job-$id.json"
-	reason=$(end_reason "$id")
-	[ "$reason" = "reaped: Slurm: job $id is COMPLETED" ] ||
-		{ echo "job $id's end reason: '$reason'; the daemon's lines of it:"; grep "job $id" "$GOS_DIR/log/gpuoversubd.log"; false; }
+	ended_as "$id" "reaped: Slurm: job $id is COMPLETED"
 	grep -q "job $id reaped: Slurm: job $id is COMPLETED" "$GOS_DIR/log/gpuoversubd.log"
 	! listed "$id"
 	kill -0 "$alive"	# the task lived on all along
