@@ -10,10 +10,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include <boost/test/framework.hpp>
+#include <boost/test/results_collector.hpp>
 
 #include "common/proto/client.hpp"
 
@@ -25,6 +29,16 @@ std::string daemon_binary()
 {
 	const char *build = std::getenv("BUILD");
 	return std::string(build && *build ? build : "build") + "/sbin/gpuoversubd";
+}
+
+// True while the running test case has a failed check, or is unwinding
+// from an exception the framework will report.
+bool case_failing()
+{
+	if (std::uncaught_exceptions() > 0)
+		return true;
+	namespace utf = boost::unit_test;
+	return !utf::results_collector.results(utf::framework::current_test_case_id()).passed();
 }
 
 } // namespace
@@ -85,6 +99,8 @@ DaemonUnderTest::~DaemonUnderTest()
 {
 	if (pid_ > 0)
 		stop(SIGKILL);
+	if (case_failing())	// a failing test shows why
+		std::fprintf(stderr, "gpuoversubd's log (%s):\n%s", dir.c_str(), log().c_str());
 	if (std::system(("rm -rf " + dir).c_str()) != 0)
 		std::fprintf(stderr, "could not remove %s\n", dir.c_str());
 }
@@ -128,6 +144,22 @@ int DaemonUnderTest::stop(int sig)
 	int st = 0;
 	::waitpid(pid_, &st, 0);
 	pid_ = -1;
+	// A program the daemon was starting (the Slurm facts reader) holds a
+	// copy of its listening sockets from its fork until its exec closes
+	// them, and that can outlive a daemon killed in between: a client
+	// connecting then lands in a queue that is never served, and is reset
+	// when the copy closes (seen under load, 1 start in 10 after kill -9).
+	// The next start waits until the copy is gone.
+	auto nobody_listens = [](const std::string &path) {
+		try {
+			gos::proto::Client c(path);
+			return false;
+		} catch (const std::exception &) {
+			return true;
+		}
+	};
+	if (!eventually([&] { return nobody_listens(socket) && nobody_listens(gos::proto::root_socket_of(socket)); }))
+		std::fprintf(stderr, "someone still listens on %s 5 s after gpuoversubd ended\n", socket.c_str());
 	return st;
 }
 
