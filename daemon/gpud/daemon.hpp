@@ -69,6 +69,7 @@ public:
 	const config::Config &config() const { return cfg_; }
 	nlohmann::json status_json() { return views_.status(); }
 	nlohmann::json jobs_json() { return views_.jobs(); }
+	std::string summary() const { return views_.summary(); }
 
 private:
 	void release_sessions(std::uint64_t job);

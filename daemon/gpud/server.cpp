@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "common/proto/client.hpp"
 #include "common/util/atomic_file.hpp"
@@ -59,7 +60,7 @@ constexpr auto trim_period = std::chrono::seconds(2);
 Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
 	: io_(io), daemon_(daemon), config_path_(std::move(config_path)),
 	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
-	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT)
+	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io)
 {
 	std::size_t limit = raise_descriptor_limit();
 	public_most_ = limit > 2 * reserved_descriptors ? limit - reserved_descriptors : limit / 2;
@@ -176,11 +177,42 @@ void Server::trim_tick()
 	});
 }
 
+// systemd's side, when it started the daemon: WATCHDOG=1 from this loop,
+// so that a loop which stops turning stops the pings and systemd restarts
+// the daemon (agents reconnect, jobs resume from the state directory);
+// STATUS= when what the daemon holds changed. Every second, or twice
+// per watchdog period if that is shorter.
+void Server::service_tick()
+{
+	if (!notify_.active())
+		return;
+	auto period = std::min<std::chrono::microseconds>(notify_.ping_period().value_or(std::chrono::seconds(1)),
+							  std::chrono::seconds(1));
+	service_timer_.expires_after(period);
+	service_timer_.async_wait([this](const boost::system::error_code &ec) {
+		if (ec)
+			return;
+		std::string state = notify_.ping_period() ? "WATCHDOG=1\n" : "";
+		if (std::string status = "STATUS=" + daemon_.summary(); status != told_status_) {
+			state += status;
+			told_status_ = std::move(status);
+		}
+		if (!state.empty())
+			notify_.send(state);
+		service_tick();
+	});
+}
+
 void Server::on_signal(const boost::system::error_code &ec, int sig)
 {
 	if (ec)
 		return;
 	if (sig == SIGHUP) {
+		timespec now{};
+		::clock_gettime(CLOCK_MONOTONIC, &now);
+		notify_.send("RELOADING=1\nSTATUS=reloading " + config_path_ + "\nMONOTONIC_USEC=" +
+			     std::to_string(static_cast<std::uint64_t>(now.tv_sec) * 1000000u +
+					    static_cast<std::uint64_t>(now.tv_nsec) / 1000u));
 		try {
 			auto next = config::load_config(config_path_);
 			for (const auto &w : daemon_.reload(next))
@@ -189,10 +221,13 @@ void Server::on_signal(const boost::system::error_code &ec, int sig)
 		} catch (const std::exception &e) {
 			GOS_LOG(log::error, "reload: keeping the running policy: " << e.what());
 		}
+		told_status_ = "STATUS=" + daemon_.summary();
+		notify_.send("READY=1\n" + told_status_);
 		signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
 		return;
 	}
 	GOS_LOG(log::notice, "stopping on signal " << sig);
+	notify_.send("STOPPING=1\nSTATUS=stopping on signal " + std::to_string(sig));
 	daemon_.shutdown();
 	io_.stop();
 }
@@ -212,6 +247,11 @@ void Server::run()
 	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
 	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
 	every(timer(), cfg.policy.reconcile_period_ns, &Daemon::reconcile_tick);
+	// Ready only now: both sockets listen (connections wait in their queues
+	// until the loop turns), the GPUs are found and the saved jobs resumed.
+	told_status_ = "STATUS=" + daemon_.summary();
+	notify_.send("READY=1\n" + told_status_);
+	service_tick();
 	io_.run();
 	::unlink(public_.path.c_str());
 	::unlink(root_.path.c_str());

@@ -25,6 +25,7 @@
 #include "common/util/rate_limit.hpp"
 #include "daemon/gpud/connection.hpp"
 #include "daemon/gpud/daemon.hpp"
+#include "daemon/gpud/systemd_notify.hpp"
 
 namespace gos::gpud {
 
@@ -53,6 +54,7 @@ private:
 	void every(std::shared_ptr<boost::asio::steady_timer> timer, const std::uint64_t &interval_ns,
 		   void (Daemon::*fn)());
 	void trim_tick();
+	void service_tick();
 	void on_signal(const boost::system::error_code &ec, int sig);
 
 	boost::asio::io_context &io_;
@@ -66,6 +68,9 @@ private:
 	bool released_since_trim_ = false;
 	boost::asio::steady_timer trim_timer_;
 	boost::asio::signal_set signals_;
+	SystemdNotify notify_;
+	boost::asio::steady_timer service_timer_;
+	std::string told_status_;	// the last STATUS= systemd was sent
 };
 
 } // namespace gos::gpud

@@ -29,6 +29,15 @@ status::Status Views::status()
 	return out;
 }
 
+std::string Views::summary() const
+{
+	auto counted = [](std::size_t n, const char *what) {
+		return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+	};
+	return "serving " + counted(ledger_.jobs().size(), "job") + " and " + counted(sessions_.agents(), "agent") + " on " +
+	       counted(discovery_.gpus.size(), "GPU");
+}
+
 std::vector<status::JobStatus> Views::jobs()
 {
 	std::vector<status::JobStatus> out;

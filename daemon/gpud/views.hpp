@@ -21,6 +21,8 @@ public:
 	}
 
 	status::Status status();
+	// What the daemon holds, in a line: systemd's STATUS=.
+	std::string summary() const;
 	std::vector<status::JobStatus> jobs();
 	// A job's weights and entitlements, with why (explain.cpp).
 	// weights: the job's, from JobLedger::weights.

@@ -105,18 +105,24 @@ DaemonUnderTest::~DaemonUnderTest()
 		std::fprintf(stderr, "could not remove %s\n", dir.c_str());
 }
 
-void DaemonUnderTest::start()
+void DaemonUnderTest::spawn()
 {
-	::unlink((dir + "/started").c_str());
 	pid_ = ::fork();
 	if (pid_ == 0) {
 		::prctl(PR_SET_PDEATHSIG, SIGKILL);	// a crashed test leaves no daemon behind
 		int log = ::open((dir + "/daemon.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
 		::dup2(log, 2);
+		for (auto &e : environment)
+			::putenv(e.data());
 		::execl(daemon_binary().c_str(), "gpuoversubd", "-c", policy.c_str(), nullptr);
 		std::perror("exec gpuoversubd");
 		::_exit(127);
 	}
+}
+
+void DaemonUnderTest::start()
+{
+	spawn();
 	bool up = eventually([&] {
 		int st;
 		if (::waitpid(pid_, &st, WNOHANG) == pid_) {

@@ -27,6 +27,7 @@ public:
 	DaemonUnderTest &operator=(const DaemonUnderTest &) = delete;
 
 	void start();			// waits until the socket answers
+	void spawn();			// starts it and returns at once
 	int stop(int sig);		// returns the exit status
 	void signal(int sig);
 	bool running() const { return pid_ > 0; }
@@ -47,6 +48,7 @@ public:
 	void end_step(std::uint64_t job);
 
 	std::string socket, dir, policy, report_dir, state_dir;
+	std::vector<std::string> environment;	// NAME=value, added to the daemon's
 
 private:
 	std::string gpu_yaml_;
