@@ -1,0 +1,145 @@
+#!/bin/bash
+# In the guest of tests/service/run.sh, started by gos-guest.service once
+# systemd has booted: gpuoversubd as the installed unit runs it, checked
+# through systemctl and the journal. One TAP line per check, with its
+# seconds, on the console; "GOS: done" at the end, then power off.
+set -u
+export PATH=/opt/gos:/usr/sbin:/usr/bin:/sbin:/bin
+sock=/run/gpuoversub/gpuoversubd.sock
+policy=/etc/gpuoversub/gpuoversub.yaml
+n=0 failed=0
+
+# check NAME CMD...: a TAP line for CMD, its output as comments on failure.
+check() {
+	local name=$1 start out rc
+	shift
+	n=$((n + 1))
+	start=$(date +%s%N)
+	# In this shell, not a subshell: the test program's descriptors stay.
+	"$@" >/tmp/check.out 2>&1
+	rc=$?
+	out=$(cat /tmp/check.out)
+	local took=$((($(date +%s%N) - start) / 1000000))
+	if [ $rc -eq 0 ]; then
+		echo "ok $n - $name ($((took / 1000)).$(printf %03d $((took % 1000))) s)"
+	else
+		echo "not ok $n - $name"
+		failed=$((failed + 1))
+		printf '%s\n' "$out" | sed 's/^/#   /'
+		journalctl -u gpuoversubd --no-pager -n 12 -o short-monotonic | sed 's/^/#   journal: /'
+	fi
+}
+
+# until_true SECONDS CMD...: CMD succeeds within SECONDS (polled every 0.2 s).
+until_true() {
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$end" ] || { echo "not within the deadline: $*"; return 1; }
+		sleep 0.2
+	done
+}
+
+prop() { systemctl show -P "$1" gpuoversubd; }
+has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
+
+# The test program of job 42 on the fake CUDA driver, on fds 5 and 6.
+app_start() {
+	mkfifo /tmp/app.in /tmp/app.out
+	env LD_PRELOAD=/opt/gos/libgpuoversub.so LD_LIBRARY_PATH=/opt/gos/fakecuda FAKECUDA_MEMORY=64M \
+		FAKECUDA_STATE=/tmp/fakecuda.state GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
+		/opt/gos/gos_testapp </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
+	app=$!
+	exec 5>/tmp/app.in 6</tmp/app.out
+	read -r -t 60 ready <&6
+	[ "$ready" = ready ] || { echo "the test program did not start: '$ready'"; cat /tmp/app.err; return 1; }
+	gos_register $sock step 42.0 0 0 4242 && gos_register $sock task 42.0 $app
+}
+ask() {
+	echo "$1" >&5
+	local answer
+	read -r -t 60 answer <&6 || answer="(no answer)"
+	[ "$answer" = "${2:-ok}" ] || { echo "asked '$1', answered '$answer'"; return 1; }
+}
+
+ready_means_ready() {
+	systemctl start gpuoversubd || return 1
+	# At once: start returned on READY=1, which comes after the sockets listen.
+	gpuoversubctl status >/dev/null || return 1
+	[ "$(prop ActiveState)" = active ] && [[ $(prop StatusText) == "serving 0 jobs and 0 agents on 1 GPU" ]] ||
+		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
+}
+
+a_job_allocates() {
+	app_start && ask "alloc x 40" && has_job 42 || return 1
+	until_true 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
+		{ echo "status: '$(prop StatusText)'"; return 1; }
+}
+
+reload_applies() {
+	systemctl reload gpuoversubd && [ "$(prop ActiveState)" = active ] &&
+		journalctl -u gpuoversubd -o cat --no-pager | grep -q "reload: policy $policy applied"
+}
+
+restart_keeps_the_job() {
+	local before
+	before=$(prop MainPID)
+	systemctl restart gpuoversubd && [ "$(prop MainPID)" != "$before" ] && has_job 42 && ask "verify x"
+}
+
+killed_it_comes_back() {
+	local before restarts
+	before=$(prop MainPID) restarts=$(prop NRestarts)
+	systemctl kill -s KILL gpuoversubd
+	until_true 20 bash -c "[ \$(systemctl show -P NRestarts gpuoversubd) -gt $restarts ] &&
+		[ \$(systemctl show -P ActiveState gpuoversubd) = active ]" && [ "$(prop MainPID)" != "$before" ] &&
+		has_job 42 && ask "verify x"
+}
+
+# A stopped loop pings no more: with a 2 s watchdog, systemd aborts the
+# daemon and starts it again.
+the_watchdog_restarts_a_hung_loop() {
+	mkdir -p /run/systemd/system/gpuoversubd.service.d
+	printf '[Service]\nWatchdogSec=2s\nTimeoutAbortSec=2s\n' >/run/systemd/system/gpuoversubd.service.d/watchdog.conf
+	systemctl daemon-reload && systemctl restart gpuoversubd || return 1
+	local before since
+	before=$(prop MainPID) since=$(date '+%Y-%m-%d %H:%M:%S')
+	systemctl kill -s STOP gpuoversubd
+	until_true 30 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Watchdog timeout' &&
+		[ \$(systemctl show -P ActiveState gpuoversubd) = active ] && [ \$(systemctl show -P MainPID gpuoversubd) != $before ]"
+	local rc=$?
+	rm -r /run/systemd/system/gpuoversubd.service.d
+	systemctl daemon-reload
+	[ $rc -eq 0 ] && until_true 10 has_job 42
+}
+
+the_journal_has_priorities() {
+	journalctl -u gpuoversubd -p notice..notice -o cat --no-pager | grep -q "^gpuoversubd serving $sock" &&
+		! journalctl -u gpuoversubd -p warning -o cat --no-pager | grep -q "gpuoversubd serving"
+}
+
+the_owner_reads_the_report() {
+	echo "free x" >&5
+	gos_register $sock end 42.0 || return 1
+	until_true 10 test -f /var/log/gpuoversub/reports/job-42.json || return 1
+	runuser -u gosuser -- gpuoversubctl report 42 | grep -q "job 42" || return 1
+	! runuser -u nobody -- gpuoversubctl report 42 >/dev/null 2>&1
+}
+
+the_textfile_is_written() {
+	until_true 20 grep -q '^gpuoversub_' /var/lib/prometheus/node-exporter/gpuoversub.prom
+}
+
+echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
+check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
+check "a registration and an agent's allocation through the fake driver" a_job_allocates
+check "systemctl reload applies the policy" reload_applies
+check "systemctl restart keeps the registered job and its data" restart_keeps_the_job
+check "systemctl kill -s KILL: restarted, the job kept" killed_it_comes_back
+check "a hung event loop: the watchdog restarts the daemon" the_watchdog_restarts_a_hung_loop
+check "the journal carries the daemon's lines with their priorities" the_journal_has_priorities
+check "the Prometheus textfile is written" the_textfile_is_written
+check "the report is written and readable by its owner only" the_owner_reads_the_report
+echo "1..$n"
+echo "GOS: done, $failed failed"
+systemctl --no-block poweroff

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/service/run.sh ROOT: gpuoversubd under a booted systemd (issue 32).
+# ROOT is a Debian root with systemd in it (made by make-root.sh), used up
+# by this run: gpuoversub is installed into it from $BUILD (make install),
+# with the fake CUDA driver, the test program and the checks (guest.sh);
+# the root is packed whole into an initramfs, and Debian's kernel boots it
+# in QEMU with systemd as its init (KVM where it works, else TCG). The
+# guest's checks print TAP lines on the serial console; this script
+# prints them and fails on any "not ok", or when the guest does not finish.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -eq 1 ] && [ -x "$1/lib/systemd/systemd" ] || { echo "usage: $0 ROOT (a Debian root with systemd)" >&2; exit 2; }
+root=$(realpath "$1")
+BUILD=${BUILD:-build}
+out=$(realpath -m "$BUILD/service-vm")
+here=tests/service
+mkdir -p "$out"
+abi=$(ls "$root/lib/modules" 2>/dev/null | head -1 || true)
+[ -n "$abi" ] || abi=$(kmod/scripts/headers.sh | sed 's|^/usr/src/linux-headers-||')
+kmod/scripts/fetch.sh "$BUILD/kmod-vm" "$abi" >/dev/null
+image=$BUILD/kmod-vm/boot/vmlinuz-$abi
+
+echo "== installing gpuoversub into $root"
+make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+install -d "$root/opt/gos/fakecuda" "$root/var/lib/prometheus/node-exporter"
+install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" $here/guest.sh "$root/opt/gos/"
+ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
+install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
+install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
+ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
+cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'
+# The guest's policy: the shipped one's paths, one simulated GPU.
+reserve: 0
+chunk_size: 2M
+order_timeout: 5s
+exporter: {textfile: /var/lib/prometheus/node-exporter/gpuoversub.prom, period: 1s}
+simulated_gpus:
+  - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
+YAML
+grep -q '^gosuser:' "$root/etc/passwd" || chroot "$root" useradd -u 4242 -m gosuser
+# What the guest has no use for, and would only fail there.
+# (A getty on the console would hang up the checks' terminal.)
+for unit in slurmctld slurmd munge serial-getty@ttyS0 getty@tty1; do ln -sf /dev/null "$root/etc/systemd/system/$unit.service"; done
+
+echo "== packing the root"
+(cd "$root" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
+	-o -path ./var/cache/apt \) -prune -o -print | cpio -o -H newc 2>/dev/null) >"$out/root.cpio"
+
+accel=(-accel kvm -cpu host)
+accel=(-accel tcg)
+echo "== booting $abi with systemd as init (${accel[1]})"
+log=$out/console.log results=$out/results.log
+rm -f "$results"
+start=$(date +%s)
+# The console on the first serial port, the checks' lines on the second.
+timeout 600 qemu-system-x86_64 "${accel[@]}" -m 2048 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
+	-serial "file:$results" \
+	-kernel "$image" -initrd "$out/root.cpio" \
+	-append "console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet systemd.show_status=0" </dev/null >"$log" 2>&1 || true
+echo "== the guest ran $(($(date +%s) - start)) s"
+tr -d '\r' <"$results" 2>/dev/null || true
+grep -q '^GOS: done, 0 failed' <(tr -d '\r' <"$results" 2>/dev/null) ||
+	{ echo "FAIL: the console's last lines ($log):"; tr -d '\r' <"$log" | grep -v '^\s*$' | tail -20; exit 1; }
