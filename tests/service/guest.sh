@@ -43,17 +43,19 @@ until_true() {
 prop() { systemctl show -P "$1" gpuoversubd; }
 has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
 
-# The test program of job 42 on the fake CUDA driver, on fds 5 and 6.
+# The test program of job 42 (user gosuser's) on the fake CUDA driver, on
+# fds 5 and 6; registered as the SPANK plugin does, step first, then the
+# task before it runs the program.
 app_start() {
+	gos_register $sock step 42.0 0 0 4242 || return 1
 	mkfifo /tmp/app.in /tmp/app.out
-	env LD_PRELOAD=/opt/gos/libgpuoversub.so LD_LIBRARY_PATH=/opt/gos/fakecuda FAKECUDA_MEMORY=64M \
+	LD_PRELOAD=/opt/gos/libgpuoversub.so LD_LIBRARY_PATH=/opt/gos/fakecuda FAKECUDA_MEMORY=64M \
 		FAKECUDA_STATE=/tmp/fakecuda.state GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
-		/opt/gos/gos_testapp </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
+		bash -c 'gos_register $0 task 42.0 $$ && exec setpriv --reuid=4242 --regid=4242 --clear-groups /opt/gos/gos_testapp' $sock </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
 	app=$!
 	exec 5>/tmp/app.in 6</tmp/app.out
 	read -r -t 60 ready <&6
 	[ "$ready" = ready ] || { echo "the test program did not start: '$ready'"; cat /tmp/app.err; return 1; }
-	gos_register $sock step 42.0 0 0 4242 && gos_register $sock task 42.0 $app
 }
 ask() {
 	echo "$1" >&5
