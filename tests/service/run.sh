@@ -19,6 +19,8 @@ abi=$(ls "$root/lib/modules" 2>/dev/null | head -1 || true)
 [ -n "$abi" ] || abi=$(kmod/scripts/headers.sh | sed 's|^/usr/src/linux-headers-||')
 kmod/scripts/fetch.sh "$BUILD/kmod-vm" "$abi" >/dev/null
 image=$BUILD/kmod-vm/boot/vmlinuz-$abi
+source tests/tools/qemu_accel.bash
+accel_probe "$out" "$image"
 
 echo "== installing gpuoversub into $root"
 make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
@@ -46,14 +48,13 @@ echo "== packing the root"
 (cd "$root" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
 	-o -path ./var/cache/apt \) -prune -o -print | cpio -o -H newc 2>/dev/null) >"$out/root.cpio"
 
-accel=(-accel kvm -cpu host)
-accel=(-accel tcg)
-echo "== booting $abi with systemd as init (${accel[1]})"
+accel_decide
+echo "== booting $abi with systemd as init (${accel^^}${accel_why:+, $accel_why})"
 log=$out/console.log results=$out/results.log
 rm -f "$results"
 start=$(date +%s)
 # The console on the first serial port, the checks' lines on the second.
-timeout 600 qemu-system-x86_64 "${accel[@]}" -m 2048 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
+timeout 600 qemu-system-x86_64 "${accel_args[@]}" -m 2048 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
 	-serial "file:$results" \
 	-kernel "$image" -initrd "$out/root.cpio" \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet systemd.show_status=0" </dev/null >"$log" 2>&1 || true

@@ -29,36 +29,10 @@ mkdir -p "$out"
 kmod/scripts/fetch.sh "$out" "$abi"
 image=$out/boot/vmlinuz-$abi
 
-# KVM only where it works: /dev/kvm may be there and the guest still hang
-# or fail (nested virtualisation), so the same kernel, with busybox alone,
-# must say it booted within 15 s. It boots while the rest is built.
-# GOS_KMOD_ACCEL=kvm or tcg decides without the probe.
-kvm=(-accel kvm -cpu host) tcg=(-accel tcg)
-accel=${GOS_KMOD_ACCEL:-}
-case $accel in
-kvm | tcg) why="set by GOS_KMOD_ACCEL" ;;
-"") ;;
-*) echo "GOS_KMOD_ACCEL must be kvm or tcg, not $accel" >&2; exit 2 ;;
-esac
-if [ -z "$accel" ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
-	accel=tcg why="no usable /dev/kvm"
-fi
-if [ -z "$accel" ]; then
-	probe=$out/kvm-probe
-	rm -rf "$probe" && mkdir -p "$probe/bin"
-	cp /bin/busybox "$probe/bin/busybox"
-	# Its line may follow the firmware's escape codes: found anywhere.
-	printf '#!/bin/busybox sh\n/bin/busybox echo GOS: kvm probe booted\n/bin/busybox poweroff -f\n' >"$probe/init"
-	chmod 0755 "$probe/init"
-	(cd "$probe" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$probe.cpio.gz"
-	# Its own shell, so that a QEMU that aborts (as when KVM refuses the
-	# CPU's MSRs) is no job notice in our output; it ends within 15 s
-	# even if this script fails first.
-	{ timeout 15 qemu-system-x86_64 "${kvm[@]}" -m 256 -smp 1 -nographic -no-reboot -nodefaults -serial stdio \
-		-kernel "$image" -initrd "$probe.cpio.gz" -append "console=ttyS0 panic=-1 quiet" \
-		</dev/null >"$probe.log" 2>&1 || true; } 2>/dev/null &
-	probe_pid=$!
-fi
+# KVM where it works (tests/tools/qemu_accel.bash); its probe boots while
+# the rest is built.
+source tests/tools/qemu_accel.bash
+accel_probe "$out" "$image"
 
 echo "== building gpuoversub.ko against $headers"
 kmod/scripts/build-module.sh "$BUILD" "$headers" >"$out/build.log" 2>&1 || { cat "$out/build.log"; exit 1; }
@@ -94,16 +68,8 @@ else
 fi
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$out/initramfs$tag.cpio.gz"
 
-if [ -z "$accel" ]; then
-	wait "$probe_pid"
-	if tr -d '\r' <"$probe.log" | grep -q 'GOS: kvm probe booted'; then
-		accel=kvm
-	else
-		accel=tcg why="KVM's probe guest did not boot: $(tr -d '\r' <"$probe.log" | grep -m1 -i 'error' ||
-			echo "no sign of it in 15 s")"
-	fi
-fi
-[ "$accel" = kvm ] && args=("${kvm[@]}") || args=("${tcg[@]}")
+accel_decide
+args=("${accel_args[@]}") why=$accel_why
 echo "== booting $abi in QEMU (${accel^^}${why:+, $why}; 2 CPUs)"
 log=$out/console$tag.log
 # init.sh runs only the benchmark when the command line says gos.bench.
