@@ -1,5 +1,11 @@
 #include "daemon/gpud/directories.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "common/util/atomic_file.hpp"
 #include "common/util/held_dir.hpp"
 #include "common/util/trusted_dir.hpp"
@@ -11,6 +17,24 @@ std::string directory_of(const std::string &file)
 {
 	std::size_t slash = file.find_last_of('/');
 	return slash == std::string::npos || slash == 0 ? "/" : file.substr(0, slash);
+}
+
+// Under the unit's ProtectSystem=strict, every path but the unit's own
+// directories and its ReadWritePaths= is read-only: a directory the policy
+// moves elsewhere is refused here, by name and with the remedy, before
+// the first report or record fails to be written. A directory not made yet
+// is judged where it would be made.
+std::string read_only(const std::string &role, const std::string &path)
+{
+	std::string at = path;
+	struct stat st;
+	while (::stat(at.c_str(), &st) != 0 && at != "/")
+		at = directory_of(at);
+	if (::faccessat(AT_FDCWD, at.c_str(), W_OK, AT_EACCESS) == 0 || errno != EROFS)
+		return "";
+	return "the " + role + " " + path + " is on a read-only file system" + (at != path ? " (at " + at + ")" : "") +
+	       "; under the systemd unit (ProtectSystem=strict) make it, then let the daemon write there: "
+	       "`systemctl edit gpuoversubd` with [Service] ReadWritePaths=" + path;
 }
 
 } // namespace
@@ -26,8 +50,9 @@ std::vector<std::string> directory_problems(const config::Config &cfg)
 		dirs.emplace_back("textfile directory", directory_of(cfg.policy.exporter_textfile));
 	std::vector<std::string> problems;
 	for (const auto &[role, path] : dirs)
-		if (auto why = untrusted_directory(role, path); !why.empty())
-			problems.push_back(why);
+		for (auto why : {untrusted_directory(role, path), read_only(role, path)})
+			if (!why.empty())
+				problems.push_back(why);
 	return problems;
 }
 

@@ -43,15 +43,17 @@ until_true() {
 prop() { systemctl show -P "$1" gpuoversubd; }
 has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
 
-# The test program of job 42 (user gosuser's) on the fake CUDA driver, on
-# fds 5 and 6; registered as the SPANK plugin does, step first, then the
-# task before it runs the program.
+# app_start JOB: the test program of JOB (user gosuser's) on the fake CUDA
+# driver, on fds 5 and 6; registered as the SPANK plugin does, step first,
+# then the task before it runs the program.
 app_start() {
-	gos_register $sock step 42.0 0 0 4242 || return 1
+	local job=$1
+	gos_register $sock step $job.0 0 0 4242 || return 1
+	rm -f /tmp/app.in /tmp/app.out
 	mkfifo /tmp/app.in /tmp/app.out
 	LD_PRELOAD=/opt/gos/libgpuoversub.so LD_LIBRARY_PATH=/opt/gos/fakecuda FAKECUDA_MEMORY=64M \
 		FAKECUDA_STATE=/tmp/fakecuda.state GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
-		bash -c 'gos_register $0 task 42.0 $$ && exec setpriv --reuid=4242 --regid=4242 --clear-groups /opt/gos/gos_testapp' $sock </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
+		bash -c 'gos_register $0 task $1.0 $$ && exec setpriv --reuid=4242 --regid=4242 --clear-groups /opt/gos/gos_testapp' $sock $job </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
 	app=$!
 	exec 5>/tmp/app.in 6</tmp/app.out
 	read -r -t 60 ready <&6
@@ -73,7 +75,7 @@ ready_means_ready() {
 }
 
 a_job_allocates() {
-	app_start && ask "alloc x 40" && has_job 42 || return 1
+	app_start 42 && ask "alloc x 40" && has_job 42 || return 1
 	until_true 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
 		{ echo "status: '$(prop StatusText)'"; return 1; }
 }
@@ -132,6 +134,38 @@ the_textfile_is_written() {
 	until_true 20 grep -q '^gpuoversub_' /var/lib/prometheus/node-exporter/gpuoversub.prom
 }
 
+# The sandbox (ProtectSystem=strict): a policy that moves the reports
+# outside the unit's writable paths is refused by name, on reload (the
+# running policy kept) and at start (gpuoversubd --check, ExecStartPre).
+the_sandbox_refuses_a_directory_outside_it() {
+	local why="the report directory /srv/gos-reports is on a read-only file system" since rc=0
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	cp $policy /tmp/policy.yaml
+	echo 'reports: {dir: /srv/gos-reports}' >>$policy
+	systemctl reload gpuoversubd
+	until_true 10 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
+		grep -qF 'reload: keeping the running policy: $why'" || rc=1
+	[ "$(prop ActiveState)" = active ] || rc=1
+	systemctl restart gpuoversubd && { echo "restarted with reports outside the sandbox"; rc=1; }
+	journalctl -u gpuoversubd --since "$since" -o cat --no-pager | grep -F "gpuoversubd: $policy: $why" || rc=1
+	cp /tmp/policy.yaml $policy
+	systemctl reset-failed gpuoversubd
+	systemctl start gpuoversubd || rc=1
+	return $rc
+}
+
+# The module loaded, the daemon (under the unit's DevicePolicy=closed)
+# drives it through /dev/gpuoversub, and a job's program allocates
+# through it.
+the_daemon_drives_the_module() {
+	insmod /opt/gos/gpuoversub.ko || return 1
+	echo "engine: kernel" >>$policy
+	systemctl restart gpuoversubd || return 1
+	gpuoversubctl --json status | grep -q '"engine": *"kernel' || { gpuoversubctl status; return 1; }
+	app_start 43 && ask "alloc y 8" && has_job 43 &&
+		gpuoversubctl --json status | tr -d ' \n' | grep -q '"job":43,'
+}
+
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
 check "a registration and an agent's allocation through the fake driver" a_job_allocates
@@ -142,6 +176,8 @@ check "a hung event loop: the watchdog restarts the daemon" the_watchdog_restart
 check "the journal carries the daemon's lines with their priorities" the_journal_has_priorities
 check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
+check "the sandbox refuses a directory outside it, by name" the_sandbox_refuses_a_directory_outside_it
+check "the daemon drives the module through /dev/gpuoversub" the_daemon_drives_the_module
 echo "1..$n"
 echo "GOS: done, $failed failed"
 systemctl --no-block poweroff

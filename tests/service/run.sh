@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/service/run.sh ROOT: gpuoversubd under a booted systemd (issue 32).
-# ROOT is a Debian root with systemd in it (made by make-root.sh), used up
-# by this run: gpuoversub is installed into it from $BUILD (make install),
-# with the fake CUDA driver, the test program and the checks (guest.sh);
+# ROOT is a Debian root with systemd in it, used up by this run:
+# gpuoversub is installed into it from $BUILD (make install), with the
+# module built against the kernel's headers, the fake CUDA driver, the
+# test program and the checks (guest.sh);
 # the root is packed whole into an initramfs, and Debian's kernel boots it
 # in QEMU with systemd as its init (KVM where it works, else TCG). The
 # guest's checks print TAP lines on the serial console; this script
@@ -15,12 +16,15 @@ BUILD=${BUILD:-build}
 out=$(realpath -m "$BUILD/service-vm")
 here=tests/service
 mkdir -p "$out"
-abi=$(ls "$root/lib/modules" 2>/dev/null | head -1 || true)
-[ -n "$abi" ] || abi=$(kmod/scripts/headers.sh | sed 's|^/usr/src/linux-headers-||')
+headers=$(kmod/scripts/headers.sh)
+abi=${headers#/usr/src/linux-headers-}
 kmod/scripts/fetch.sh "$BUILD/kmod-vm" "$abi" >/dev/null
 image=$BUILD/kmod-vm/boot/vmlinuz-$abi
 source tests/tools/qemu_accel.bash
 accel_probe "$out" "$image"
+
+echo "== building gpuoversub.ko against $headers"
+kmod/scripts/build-module.sh "$BUILD" "$headers" >"$out/module.log" 2>&1 || { cat "$out/module.log"; exit 1; }
 
 echo "== installing gpuoversub into $root"
 make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
@@ -28,6 +32,7 @@ install -d "$root/opt/gos/fakecuda" "$root/var/lib/prometheus/node-exporter"
 install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" $here/guest.sh "$root/opt/gos/"
 ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
 install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
+install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
 cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'

@@ -158,3 +158,26 @@ BOOST_AUTO_TEST_CASE(a_pending_report_logs_its_error_once_not_every_second)
 	disk.free_space();	// the next retry writes it
 	BOOST_TEST(eventually([&] { return d.ask(GOS_REQ_JOBS).empty(); }));
 }
+
+// Under the unit's ProtectSystem=strict every path but the unit's own and
+// its ReadWritePaths= is read-only: a policy that puts a directory there is
+// refused at start, the directory named with the remedy (issue 32).
+BOOST_AUTO_TEST_CASE(a_directory_on_a_read_only_file_system_is_refused_by_name)
+{
+	DaemonUnderTest d("", false);
+	::mkdir(d.report_dir.c_str(), 0755);
+	BOOST_REQUIRE_MESSAGE(::mount("tmpfs", d.report_dir.c_str(), "tmpfs", MS_RDONLY, "size=64k") == 0,
+			      "mount a read-only tmpfs on " << d.report_dir << ": " << std::strerror(errno));
+	struct Unmount {
+		std::string dir;
+		~Unmount() { ::umount2(dir.c_str(), MNT_DETACH); }
+	} unmount{d.report_dir};
+	std::string why;
+	try {
+		d.start();
+	} catch (const std::exception &e) {
+		why = e.what();
+	}
+	BOOST_TEST(why.find("the report directory " + d.report_dir + " is on a read-only file system") != std::string::npos, why);
+	BOOST_TEST(why.find("[Service] ReadWritePaths=" + d.report_dir) != std::string::npos, why);
+}
