@@ -39,7 +39,7 @@ endif
 # Features that cannot be tested here (see `skip`), unless allowed.
 unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
 
-.PHONY: check check-build check-build-tools check-features check-sanitize check-sanitize-build check-gpu bench-gpu
+.PHONY: check check-build check-build-tools check-features check-sanitize check-sanitize-build check-gpu bench-gpu check-service
 # What `make check` runs, built and not run; check-build-tools: the same
 # without the Boost.Test programs and the fuzzers, what the Slurm, SPANK, MPI and
 # multi-node suites need (CI on Debian testing, .ci/release.sh).
@@ -61,6 +61,11 @@ skip_refusal = make check: the tests of $(strip $(unallowed_skips)) cannot run h
 # jobserver.
 check-sanitize check-sanitize-build:
 	$(MAKE) BUILD=$(SAN_BUILD) SANITIZE=1 FUZZ_DIR=$(BUILD)/fuzz $(if $(filter %-build,$@),FUZZ_BIN=) $(@:check-sanitize%=check%)
+
+# gpuoversubd as its unit runs it, under a booted systemd in QEMU (root):
+# a Debian root made with debootstrap, or GOS_SERVICE_ROOT's (used up).
+check-service: all $(TEST_TOOLS) $(FAKECUDA_LIB)
+	BUILD=$(BUILD) tests/service/run.sh $(GOS_SERVICE_ROOT)
 
 # On a machine with an NVIDIA GPU (root): the agent under real programs.
 check-gpu: all $(TEST_TOOLS)

@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
-# tests/service/run.sh ROOT: gpuoversubd under a booted systemd (issue 32).
-# ROOT is a Debian root with systemd in it, used up by this run:
-# gpuoversub is installed into it from $BUILD (make install), with the
-# module built against the kernel's headers, the fake CUDA driver, the
-# test program and the checks (guest.sh);
-# the root is packed whole into an initramfs, and Debian's kernel boots it
-# in QEMU with systemd as its init (KVM where it works, else TCG). The
-# guest's checks print TAP lines on the serial console; this script
-# prints them and fails on any "not ok", or when the guest does not finish.
+# tests/service/run.sh [ROOT]: gpuoversubd under a booted systemd (issue
+# 32). ROOT is a Debian root with systemd in it, of this machine's
+# release, used up by this run; without one, make-root.sh makes one in
+# /var/tmp, removed at the end. gpuoversub is installed into it from
+# $BUILD (make install), with the shared libraries its programs load (as
+# here), the module built against the kernel's headers, the fake CUDA
+# driver, the test program and the checks (guest.sh); the root is packed
+# whole into an initramfs, and Debian's kernel boots it in QEMU with
+# systemd as its init (KVM where it works, else TCG). The guest's checks
+# print TAP lines on a second serial port; this script prints them and
+# fails on any "not ok", or when the guest does not finish.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -eq 1 ] && [ -x "$1/lib/systemd/systemd" ] || { echo "usage: $0 ROOT (a Debian root with systemd)" >&2; exit 2; }
-root=$(realpath "$1")
 BUILD=${BUILD:-build}
+if [ $# -eq 0 ]; then
+	root=$(mktemp -d /var/tmp/gos-service-root-XXXXXX)
+	chmod 0755 "$root"	# its users (the job's) traverse it
+	trap 'rm -rf --one-file-system "$root"' EXIT
+	echo "== making a Debian root with systemd in $root"
+	tests/service/make-root.sh "$root" 2>"$root.log" || { tail -20 "$root.log"; rm -f "$root.log"; exit 1; }
+	rm -f "$root.log"
+elif [ $# -eq 1 ] && [ -x "$1/lib/systemd/systemd" ]; then
+	root=$(realpath "$1")
+else
+	echo "usage: $0 [ROOT] (a Debian root with systemd)" >&2
+	exit 2
+fi
 out=$(realpath -m "$BUILD/service-vm")
 here=tests/service
 mkdir -p "$out"
@@ -33,6 +46,13 @@ install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_registe
 ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
 install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
 install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
+# Each shared library the programs load, as this machine has it, where the
+# root lacks it.
+for lib in $(ldd "$root/usr/sbin/gpuoversubd" "$root/usr/bin/gpuoversubctl" "$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" \
+	"$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" "$root/opt/gos/fakecuda/libcuda.so.1" 2>/dev/null |
+	awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
+	[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
+done
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
 cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'
