@@ -166,6 +166,25 @@ the_daemon_drives_the_module() {
 		gpuoversubctl --json status | tr -d ' \n' | grep -q '"job":43,'
 }
 
+# The Slurm facts reader, run by the sandboxed daemon, reaches slurmctld
+# (munge's socket, AF_INET): with the controller down a job is kept and
+# the daemon says why; once it is up, the job Slurm does not know is ended.
+the_facts_reader_reaches_slurmctld() {
+	local since rc=0
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	gos_register $sock step 44.0 0 0 4242 || return 1
+	setpriv --reuid=4242 --regid=4242 --clear-groups sleep 600 &
+	gos_register $sock task 44.0 $! || return 1
+	until_true 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
+		grep -q 'Slurm facts: cannot read jobs (.*); no job is ended on Slurm'" || rc=1
+	has_job 44 || { echo "job 44 ended without Slurm's word"; rc=1; }
+	systemctl start slurmctld || { journalctl -u slurmctld -u munge --no-pager -n 20; return 1; }
+	until_true 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Slurm facts: jobs read again'" || rc=1
+	until_true 30 bash -c '! gpuoversubctl --json jobs | grep -q "\"job\": *44\b"' || rc=1
+	journalctl -u gpuoversubd --since "$since" -o cat --no-pager | grep 'job 44'
+	return $rc
+}
+
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
 check "a registration and an agent's allocation through the fake driver" a_job_allocates
@@ -178,6 +197,7 @@ check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
 check "the sandbox refuses a directory outside it, by name" the_sandbox_refuses_a_directory_outside_it
 check "the daemon drives the module through /dev/gpuoversub" the_daemon_drives_the_module
+check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
 echo "1..$n"
 echo "GOS: done, $failed failed"
 systemctl --no-block poweroff

@@ -56,18 +56,36 @@ done
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
 cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'
-# The guest's policy: the shipped one's paths, one simulated GPU.
+# The guest's policy: the shipped one's paths, one simulated GPU, Slurm
+# read often and a job gone from Slurm ended soon.
 reserve: 0
 chunk_size: 2M
 order_timeout: 5s
 exporter: {textfile: /var/lib/prometheus/node-exporter/gpuoversub.prom, period: 1s}
+slurm_weights: {refresh: 2s}
+reconcile: {period: 1s, grace: 5s}
 simulated_gpus:
   - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
 YAML
 grep -q '^gosuser:' "$root/etc/passwd" || chroot "$root" useradd -u 4242 -m gosuser
-# What the guest has no use for, and would only fail there.
-# (A getty on the console would hang up the checks' terminal.)
-for unit in slurmctld slurmd munge serial-getty@ttyS0 getty@tty1; do ln -sf /dev/null "$root/etc/systemd/system/$unit.service"; done
+# A one-node Slurm, its controller started by the last check, munge by
+# systemd at boot.
+echo gosvm >"$root/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 gosvm\n' >"$root/etc/hosts"
+cat >"$root/etc/slurm/slurm.conf" <<'CONF'
+ClusterName=gos
+SlurmctldHost=gosvm
+SlurmUser=slurm
+AuthType=auth/munge
+StateSaveLocation=/var/lib/slurm/slurmctld
+ProctrackType=proctrack/linuxproc
+NodeName=gosvm CPUs=2 State=UNKNOWN
+PartitionName=gpu Nodes=gosvm Default=YES
+CONF
+rm -f "$root/etc/systemd/system/multi-user.target.wants/slurmctld.service"
+# What the guest has no use for, and would only fail there. (A getty on
+# the console would hang up the checks' terminal.)
+for unit in slurmd serial-getty@ttyS0 getty@tty1; do ln -sf /dev/null "$root/etc/systemd/system/$unit.service"; done
 
 echo "== packing the root"
 (cd "$root" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
