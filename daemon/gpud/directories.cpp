@@ -50,7 +50,7 @@ std::vector<std::string> directory_problems(const config::Config &cfg)
 		dirs.emplace_back("textfile directory", directory_of(cfg.policy.exporter_textfile));
 	std::vector<std::string> problems;
 	for (const auto &[role, path] : dirs)
-		for (auto why : {untrusted_directory(role, path), read_only(role, path)})
+		for (const std::string &why : {untrusted_directory(role, path), read_only(role, path)})
 			if (!why.empty())
 				problems.push_back(why);
 	return problems;

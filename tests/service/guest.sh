@@ -172,6 +172,9 @@ the_daemon_drives_the_module() {
 the_facts_reader_reaches_slurmctld() {
 	local since rc=0
 	since=$(date '+%Y-%m-%d %H:%M:%S')
+	# Slurm resolves names with AI_ADDRCONFIG, which finds no IPv4 without
+	# an address other than 127.0.0.1: the one /etc/hosts names the node by.
+	ip addr add 127.0.1.1/8 dev lo 2>/dev/null
 	gos_register $sock step 44.0 0 0 4242 || return 1
 	setpriv --reuid=4242 --regid=4242 --clear-groups sleep 600 &
 	gos_register $sock task 44.0 $! || return 1
@@ -182,6 +185,10 @@ the_facts_reader_reaches_slurmctld() {
 	until_true 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Slurm facts: jobs read again'" || rc=1
 	until_true 30 bash -c '! gpuoversubctl --json jobs | grep -q "\"job\": *44\b"' || rc=1
 	journalctl -u gpuoversubd --since "$since" -o cat --no-pager | grep 'job 44'
+	if [ $rc -ne 0 ]; then
+		systemctl status --no-pager slurmctld munge
+		timeout 60 /usr/libexec/gpuoversub/gpuoversub-slurm-facts --jobs 44
+	fi
 	return $rc
 }
 

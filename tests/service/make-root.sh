@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/service/make-root.sh DIR: a Debian root with systemd for
 # tests/service/run.sh, of this machine's release (debootstrap minbase
-# from deb.debian.org with systemd, D-Bus, udev, kmod and procps, and
+# from deb.debian.org with systemd, D-Bus, udev, kmod, procps and iproute2, and
 # munge and slurmctld for the Slurm facts reader to reach), so that the
 # programs built here run there. Progress on stderr.
 set -euo pipefail
@@ -10,5 +10,5 @@ set -euo pipefail
 script=()
 # This debootstrap may predate testing's name: testing is bootstrapped as sid is.
 [ -e "/usr/share/debootstrap/scripts/$VERSION_CODENAME" ] || script=(/usr/share/debootstrap/scripts/sid)
-debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,udev,kmod,procps,munge,slurmctld \
+debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus,udev,kmod,procps,iproute2,munge,slurmctld \
 	"$VERSION_CODENAME" "$1" http://deb.debian.org/debian "${script[@]}" >&2
