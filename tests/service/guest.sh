@@ -30,15 +30,7 @@ check() {
 	fi
 }
 
-# until_true SECONDS CMD...: CMD succeeds within SECONDS (polled every 0.2 s).
-until_true() {
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -lt "$end" ] || { echo "not within the deadline: $*"; return 1; }
-		sleep 0.2
-	done
-}
+source /opt/gos/wait.bash	# wait_until SECONDS CMD...
 
 prop() { systemctl show -P "$1" gpuoversubd; }
 has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
@@ -76,7 +68,7 @@ ready_means_ready() {
 
 a_job_allocates() {
 	app_start 42 && ask "alloc x 40" && has_job 42 || return 1
-	until_true 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
+	wait_until 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
 		{ echo "status: '$(prop StatusText)'"; return 1; }
 }
 
@@ -95,7 +87,7 @@ killed_it_comes_back() {
 	local before restarts
 	before=$(prop MainPID) restarts=$(prop NRestarts)
 	systemctl kill -s KILL gpuoversubd
-	until_true 20 bash -c "[ \$(systemctl show -P NRestarts gpuoversubd) -gt $restarts ] &&
+	wait_until 20 bash -c "[ \$(systemctl show -P NRestarts gpuoversubd) -gt $restarts ] &&
 		[ \$(systemctl show -P ActiveState gpuoversubd) = active ]" && [ "$(prop MainPID)" != "$before" ] &&
 		has_job 42 && ask "verify x"
 }
@@ -109,12 +101,12 @@ the_watchdog_restarts_a_hung_loop() {
 	local before since
 	before=$(prop MainPID) since=$(date '+%Y-%m-%d %H:%M:%S')
 	systemctl kill -s STOP gpuoversubd
-	until_true 30 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Watchdog timeout' &&
+	wait_until 30 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Watchdog timeout' &&
 		[ \$(systemctl show -P ActiveState gpuoversubd) = active ] && [ \$(systemctl show -P MainPID gpuoversubd) != $before ]"
 	local rc=$?
 	rm -r /run/systemd/system/gpuoversubd.service.d
 	systemctl daemon-reload
-	[ $rc -eq 0 ] && until_true 10 has_job 42
+	[ $rc -eq 0 ] && wait_until 10 has_job 42
 }
 
 the_journal_has_priorities() {
@@ -125,13 +117,13 @@ the_journal_has_priorities() {
 the_owner_reads_the_report() {
 	echo "free x" >&5
 	gos_register $sock end 42.0 || return 1
-	until_true 10 test -f /var/log/gpuoversub/reports/job-42.json || return 1
+	wait_until 10 test -f /var/log/gpuoversub/reports/job-42.json || return 1
 	runuser -u gosuser -- gpuoversubctl report 42 | grep -q "job 42" || return 1
 	! runuser -u nobody -- gpuoversubctl report 42 >/dev/null 2>&1
 }
 
 the_textfile_is_written() {
-	until_true 20 grep -q '^gpuoversub_' /var/lib/prometheus/node-exporter/gpuoversub.prom
+	wait_until 20 grep -q '^gpuoversub_' /var/lib/prometheus/node-exporter/gpuoversub.prom
 }
 
 # The sandbox (ProtectSystem=strict): a policy that moves the reports
@@ -143,7 +135,7 @@ the_sandbox_refuses_a_directory_outside_it() {
 	cp $policy /tmp/policy.yaml
 	echo 'reports: {dir: /srv/gos-reports}' >>$policy
 	systemctl reload gpuoversubd
-	until_true 10 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
+	wait_until 10 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
 		grep -qF 'reload: keeping the running policy: $why'" || rc=1
 	[ "$(prop ActiveState)" = active ] || rc=1
 	systemctl restart gpuoversubd && { echo "restarted with reports outside the sandbox"; rc=1; }
@@ -178,12 +170,12 @@ the_facts_reader_reaches_slurmctld() {
 	gos_register $sock step 44.0 0 0 4242 || return 1
 	setpriv --reuid=4242 --regid=4242 --clear-groups sleep 600 &
 	gos_register $sock task 44.0 $! || return 1
-	until_true 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
+	wait_until 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
 		grep -q 'Slurm facts: cannot read jobs (.*); no job is ended on Slurm'" || rc=1
 	has_job 44 || { echo "job 44 ended without Slurm's word"; rc=1; }
 	systemctl start slurmctld || { journalctl -u slurmctld -u munge --no-pager -n 20; return 1; }
-	until_true 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Slurm facts: jobs read again'" || rc=1
-	until_true 30 bash -c '! gpuoversubctl --json jobs | grep -q "\"job\": *44\b"' || rc=1
+	wait_until 60 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager | grep -q 'Slurm facts: jobs read again'" || rc=1
+	wait_until 30 bash -c '! gpuoversubctl --json jobs | grep -q "\"job\": *44\b"' || rc=1
 	journalctl -u gpuoversubd --since "$since" -o cat --no-pager | grep 'job 44'
 	if [ $rc -ne 0 ]; then
 		systemctl status --no-pager slurmctld munge

@@ -43,6 +43,7 @@ echo "== installing gpuoversub into $root"
 make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 install -d "$root/opt/gos/fakecuda" "$root/var/lib/prometheus/node-exporter"
 install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" $here/guest.sh "$root/opt/gos/"
+install -m 0644 tests/integration/wait.bash "$root/opt/gos/"
 ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
 install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
 install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
