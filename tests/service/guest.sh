@@ -40,13 +40,12 @@ has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
 # then the task before it runs the program.
 app_start() {
 	local job=$1
-	gos_register $sock step $job.0 0 0 4242 || return 1
+	gos_register $sock step "$job.0" 0 0 4242 || return 1
 	rm -f /tmp/app.in /tmp/app.out
 	mkfifo /tmp/app.in /tmp/app.out
 	LD_PRELOAD=/opt/gos/libgpuoversub.so LD_LIBRARY_PATH=/opt/gos/fakecuda FAKECUDA_MEMORY=64M \
 		FAKECUDA_STATE=/tmp/fakecuda.state GPUOVERSUB_SOCKET=$sock GPUOVERSUB_CONTEXT_BYTES=0 \
-		bash -c 'gos_register $0 task $1.0 $$ && exec setpriv --reuid=4242 --regid=4242 --clear-groups /opt/gos/gos_testapp' $sock $job </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
-	app=$!
+		bash -c 'gos_register $0 task $1.0 $$ && exec setpriv --reuid=4242 --regid=4242 --clear-groups /opt/gos/gos_testapp' $sock "$job" </tmp/app.in >/tmp/app.out 2>/tmp/app.err &
 	exec 5>/tmp/app.in 6</tmp/app.out
 	read -r -t 60 ready <&6
 	[ "$ready" = ready ] || { echo "the test program did not start: '$ready'"; cat /tmp/app.err; return 1; }
