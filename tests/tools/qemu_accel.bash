@@ -7,9 +7,10 @@
 #   accel_probe OUT IMAGE   starts the probe in the background
 #   accel_decide            waits for it; sets accel_args (QEMU's options),
 #                           accel (kvm or tcg) and accel_why (why not KVM)
+# shellcheck shell=bash disable=SC2034 # the variables set are the caller's
 accel_probe() {
 	local out=$1 image=$2 probe
-	accel=${GOS_KMOD_ACCEL:-} accel_why= accel_probe_pid=
+	accel=${GOS_KMOD_ACCEL:-} accel_why='' accel_probe_pid=''
 	case $accel in
 	kvm | tcg) accel_why="set by GOS_KMOD_ACCEL"; return 0 ;;
 	"") ;;
