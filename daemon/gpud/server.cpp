@@ -203,6 +203,13 @@ void Server::service_tick()
 	});
 }
 
+// READY=1 with what the daemon holds: at start, and when a reload is done.
+void Server::tell_ready()
+{
+	told_status_ = "STATUS=" + daemon_.summary();
+	notify_.send("READY=1\n" + told_status_);
+}
+
 void Server::on_signal(const boost::system::error_code &ec, int sig)
 {
 	if (ec)
@@ -221,8 +228,7 @@ void Server::on_signal(const boost::system::error_code &ec, int sig)
 		} catch (const std::exception &e) {
 			GOS_LOG(log::error, "reload: keeping the running policy: " << e.what());
 		}
-		told_status_ = "STATUS=" + daemon_.summary();
-		notify_.send("READY=1\n" + told_status_);
+		tell_ready();
 		signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
 		return;
 	}
@@ -249,8 +255,7 @@ void Server::run()
 	every(timer(), cfg.policy.reconcile_period_ns, &Daemon::reconcile_tick);
 	// Ready only now: both sockets listen (connections wait in their queues
 	// until the loop turns), the GPUs are found and the saved jobs resumed.
-	told_status_ = "STATUS=" + daemon_.summary();
-	notify_.send("READY=1\n" + told_status_);
+	tell_ready();
 	service_tick();
 	io_.run();
 	::unlink(public_.path.c_str());

@@ -55,6 +55,7 @@ private:
 		   void (Daemon::*fn)());
 	void trim_tick();
 	void service_tick();
+	void tell_ready();
 	void on_signal(const boost::system::error_code &ec, int sig);
 
 	boost::asio::io_context &io_;
