@@ -49,11 +49,10 @@ install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
 install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
 # Each shared library the programs load, as this machine has it, where the
 # root lacks it.
-for lib in $(ldd "$root/usr/sbin/gpuoversubd" "$root/usr/bin/gpuoversubctl" "$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" \
-	"$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" "$root/opt/gos/fakecuda/libcuda.so.1" 2>/dev/null |
-	awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u); do
-	[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
-done
+source tests/tools/guest_libraries.bash
+copy_libraries "$root" "$root/usr/sbin/gpuoversubd" "$root/usr/bin/gpuoversubctl" \
+	"$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" "$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" \
+	"$root/opt/gos/fakecuda/libcuda.so.1"
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
 cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'

@@ -59,12 +59,9 @@ else
 	cp "$BUILD/lib/libgpuoversub.so" "$BUILD/tests/tools/gos_testapp" "$root/gos/"
 	cp "$BUILD/tests/fakecuda/libcuda.so.1" "$root/gos/fakecuda/"
 	# Each shared library at the path the dynamic loader looks for it.
-	for lib in $(ldd "$BUILD/sbin/gpuoversubd" "$BUILD/bin/gpuoversubctl" "$BUILD/lib/libgpuoversub.so" \
-		"$BUILD/tests/tools/gos_testapp" "$BUILD/tests/fakecuda/libcuda.so.1" 2>/dev/null |
-		awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*ld-linux/ {print $1}' | sort -u); do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
+	source tests/tools/guest_libraries.bash
+	copy_libraries "$root" "$BUILD/sbin/gpuoversubd" "$BUILD/bin/gpuoversubctl" "$BUILD/lib/libgpuoversub.so" \
+		"$BUILD/tests/tools/gos_testapp" "$BUILD/tests/fakecuda/libcuda.so.1"
 fi
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$out/initramfs$tag.cpio.gz"
 
