@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* The daemon's ioctls: GPUs, tenants, bindings and statistics (CAP_SYS_ADMIN). */
-#include <linux/capability.h>
+/*
+ * The daemon's ioctls: GPUs, tenants, bindings and statistics, on
+ * /dev/gpuoversub-control only. Who may make them is who may open that
+ * node for writing, as with /dev/kvm: its permissions (0600 root, as made
+ * here; a udev rule may give it to another user), not a capability, so the
+ * daemon needs none for them.
+ */
+#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/uaccess.h>
@@ -63,7 +69,7 @@ static int set_buffer_cap(void __user *arg)
 	return gos_tenant_set_max_buffers(gos_eng, b.tenant, b.max_buffers);
 }
 
-long gos_admin_ioctl(unsigned int cmd, void __user *arg)
+long gos_admin_ioctl(struct file *file, unsigned int cmd, void __user *arg, bool control)
 {
 	union {
 		struct gos_ioc_gpu gpu;
@@ -94,8 +100,11 @@ long gos_admin_ioctl(unsigned int cmd, void __user *arg)
 	default:
 		return -ENOTTY;
 	}
-	if (!capable(CAP_SYS_ADMIN))
+	/* An agent's file may not; a control file opened read-only may not either. */
+	if (!control)
 		return -EPERM;
+	if (!(file->f_mode & FMODE_WRITE))
+		return -EBADF;
 	if (cmd == GOS_IOC_TENANT_BUFFERS)
 		return set_buffer_cap(arg);
 	if (copy_from_user(&a, arg, _IOC_SIZE(cmd)))

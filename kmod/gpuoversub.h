@@ -16,7 +16,11 @@ int gos_tenant_of_current(u32 gpu, u32 *tenant);	/* gpu: the job's index */
 int gos_gpu_index_of_current(u32 tenant, u32 *gpu);	/* -ENOENT: not the job's */
 void gos_bindings_destroy(void);
 
-/* admin.c: the CAP_SYS_ADMIN ioctls; -ENOTTY for any other command. */
-long gos_admin_ioctl(unsigned int cmd, void __user *arg);
+/*
+ * admin.c: the daemon's ioctls, made on file; control: the file is
+ * /dev/gpuoversub-control (on an agent's file they are -EPERM). -ENOTTY
+ * for any other command.
+ */
+long gos_admin_ioctl(struct file *file, unsigned int cmd, void __user *arg, bool control);
 
 #endif

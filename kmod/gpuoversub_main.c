@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * gpuoversub.ko: the eviction engine in the kernel, behind /dev/gpuoversub.
+ * gpuoversub.ko: the eviction engine in the kernel, behind two nodes.
  *
- * One engine serves the node. Each open file is one engine client (one
- * agent process); closing it, kill -9 included, releases what it holds.
- * The daemon (CAP_SYS_ADMIN) declares GPUs and tenants and binds processes
- * to tenants; agents allocate, free, set priorities and acknowledge the
- * orders they read. A delayed work item runs the engine's periodic work.
+ * One engine serves the node. Each open file of /dev/gpuoversub is one
+ * engine client (one agent process); closing it, kill -9 included,
+ * releases what it holds. Agents allocate, free, set priorities and
+ * acknowledge the orders they read. Through /dev/gpuoversub-control, whose
+ * permissions say who may (admin.c), the daemon declares GPUs and tenants
+ * and binds processes to tenants. A delayed work item runs the engine's
+ * periodic work.
  */
 #include <linux/atomic.h>
 #include <linux/fs.h>
@@ -243,14 +245,21 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 	return err;
 }
 
+/* Both nodes answer it: each side checks it speaks this module's ABI. */
+static long version(void __user *p)
+{
+	struct gos_ioc_version v = { GOS_KABI_VERSION, chunk_size, instance };
+
+	return copy_to_user(p, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
 static long gos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *p = (void __user *)arg;
-	struct gos_ioc_version v = { GOS_KABI_VERSION, chunk_size, instance };
 
 	switch (cmd) {
 	case GOS_IOC_VERSION:
-		return copy_to_user(p, &v, sizeof(v)) ? -EFAULT : 0;
+		return version(p);
 	case GOS_IOC_ALLOC:
 	case GOS_IOC_FREE:
 	case GOS_IOC_PRIORITY:
@@ -258,7 +267,14 @@ static long gos_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case GOS_IOC_PLACEMENT:
 		return agent_ioctl(file->private_data, cmd, p);
 	}
-	return gos_admin_ioctl(cmd, p);
+	return gos_admin_ioctl(file, cmd, p, false);
+}
+
+static long gos_control_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *p = (void __user *)arg;
+
+	return cmd == GOS_IOC_VERSION ? version(p) : gos_admin_ioctl(file, cmd, p, true);
 }
 
 static const struct file_operations gos_fops = {
@@ -279,6 +295,21 @@ static struct miscdevice gos_dev = {
 	.name = "gpuoversub",
 	.fops = &gos_fops,
 	.mode = 0666,
+};
+
+/* The daemon's file: no engine client, no orders to read. */
+static const struct file_operations gos_control_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = gos_control_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+static struct miscdevice gos_control_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "gpuoversub-control",
+	.fops = &gos_control_fops,
+	.mode = 0600,
 };
 
 static void tick(struct work_struct *work)
@@ -310,20 +341,27 @@ static int __init gos_init(void)
 		return err;
 	instance = get_random_u64() | 1;	/* never 0, which means "none" to the daemon */
 	err = misc_register(&gos_dev);
+	if (err)
+		goto destroy;
+	err = misc_register(&gos_control_dev);
 	if (err) {
-		gos_engine_destroy(gos_eng);
-		return err;
+		misc_deregister(&gos_dev);
+		goto destroy;
 	}
 	INIT_DELAYED_WORK(&ticker, tick);
 	schedule_delayed_work(&ticker, msecs_to_jiffies(return_interval_ms));
 	pr_info("gpuoversub: engine ABI %d, chunk %u bytes, returns every %u ms\n",
 		GOS_KABI_VERSION, chunk_size, return_interval_ms);
 	return 0;
+destroy:
+	gos_engine_destroy(gos_eng);
+	return err;
 }
 
 static void __exit gos_exit(void)
 {
 	cancel_delayed_work_sync(&ticker);
+	misc_deregister(&gos_control_dev);
 	misc_deregister(&gos_dev);
 	gos_bindings_destroy();
 	gos_engine_destroy(gos_eng);

@@ -14,9 +14,13 @@ namespace gos::kdev {
 Device::Device(const std::string &path, int flags)
 {
 	fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | flags);
-	if (fd_ < 0)
-		throw std::runtime_error(path + ": " + std::strerror(errno) +
-					 (errno == ENOENT ? " (is gpuoversub.ko loaded?)" : ""));
+	if (fd_ < 0) {
+		int err = errno;
+		throw std::runtime_error(path + ": " + std::strerror(err) +
+					 (err == ENOENT	  ? " (is gpuoversub.ko loaded?)"
+					  : err == EACCES ? " (its permissions say who may: see gpuoversub(4))"
+							  : ""));
+	}
 	std::string why;
 	if (call(GOS_IOC_VERSION, &version_) != 0)
 		why = path + " does not answer the version ioctl: not gpuoversub.ko's device";

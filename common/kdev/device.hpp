@@ -1,6 +1,7 @@
-// /dev/gpuoversub, gpuoversub.ko's engine behind ioctls, for the daemon
-// (GPUs, tenants, bindings, statistics) and the agent (allocations, orders):
-// opened close-on-exec, its ABI checked, every call retried on EINTR.
+// gpuoversub.ko's engine behind ioctls: /dev/gpuoversub for the agent
+// (allocations, orders) and /dev/gpuoversub-control for the daemon (GPUs,
+// tenants, bindings, statistics). Opened close-on-exec, its ABI checked,
+// every call retried on EINTR.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 namespace gos::kdev {
 
 inline constexpr const char *default_path = "/dev/gpuoversub";
+inline constexpr const char *control_path = "/dev/gpuoversub-control";
 
 class Device {
 public:

@@ -170,6 +170,12 @@ Engine make_engine(const config::Config &cfg, const std::string &device)
 	if (cfg.start.engine == config::EngineMode::kernel) {
 		engine = kernel_engine(device);
 	} else if (::access(device.c_str(), F_OK) != 0) {
+		// Modules before kernel ABI 6 had one node, and no control node.
+		if (::access(kdev::default_path, F_OK) == 0)
+			GOS_LOG(log::warning, "engine: auto: " << kdev::default_path << " is there but not " << device
+							<< ": an older gpuoversub.ko is loaded (modprobe -r gpuoversub && "
+							   "modprobe gpuoversub loads this release's); hosting the engine "
+							   "in the daemon instead");
 		return userspace_engine(engine_config(cfg.start));
 	} else {
 		try {

@@ -1,6 +1,6 @@
 // Where the engine runs: the engine library inside the daemon, or
-// gpuoversub.ko behind /dev/gpuoversub (engine: auto|kernel|userspace in
-// the policy). The daemon talks to these interfaces only.
+// gpuoversub.ko behind /dev/gpuoversub-control (engine: auto|kernel|userspace
+// in the policy). The daemon talks to these interfaces only.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "common/config/config.hpp"
+#include "common/kdev/device.hpp"
 #include "gos_engine.h"
 
 namespace gos::gpud {
@@ -83,6 +84,6 @@ std::unique_ptr<EngineControl> kernel_engine(const std::string &device);
 // Picks the backend the policy asks for: engine: auto takes the kernel's
 // when its device is there and usable. Throws std::runtime_error with the
 // reason when it cannot (engine: kernel without the module, say).
-Engine make_engine(const config::Config &cfg, const std::string &device = "/dev/gpuoversub");
+Engine make_engine(const config::Config &cfg, const std::string &device = kdev::control_path);
 
 } // namespace gos::gpud

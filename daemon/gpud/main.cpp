@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 		}
 		gpud::hold_own_directories(cfg);
 		auto engine = gpud::make_engine(cfg);
-		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub)";
+		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub-control)";
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
 		gpud::Server server(io, daemon, config_path);

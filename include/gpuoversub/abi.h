@@ -2,7 +2,8 @@
 /*
  * gpuoversub wire ABI: the messages between agents, the SPANK plugin,
  * gpuoversubctl and the node daemon, framed on a Unix stream socket; and,
- * below it, the kernel module's ioctl ABI (/dev/gpuoversub).
+ * below it, the kernel module's ioctl ABI (/dev/gpuoversub and
+ * /dev/gpuoversub-control).
  *
  * The requests, their numbers, payloads, replies, callers and caps are one
  * table, requests.def. The ioctls have structs of their own (gos_ioc_*),
@@ -19,7 +20,9 @@
  *      unknown type, and nothing older changed.
  * Kernel ABI versions (GOS_KABI_VERSION): 2 as wire 2; 3 gos_gpu_stats is
  * the engine's record; 4 GOS_IOC_TENANT_BUFFERS; 5 gos_tenant_stats gains
- * clients, stalled_clients, expired_orders and bytes_forfeited.
+ * clients, stalled_clients, expired_orders and bytes_forfeited; 6 the
+ * daemon's calls move to /dev/gpuoversub-control, granted by its
+ * permissions rather than CAP_SYS_ADMIN.
  *
  * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
  * integers are little-endian host order (the socket never leaves the node),
@@ -296,13 +299,16 @@ struct gos_wire_order {
 };
 
 /*
- * The kernel module's device, /dev/gpuoversub: the same engine behind
- * ioctls. read() returns whole gos_wire_order records (gpu is the index
- * among the reader's job's GPUs, as on the socket; numa_node -1); poll()
- * says when one is waiting. Closing the file, kill -9 included, releases
- * the process's buffers.
+ * The kernel module's devices: the same engine behind ioctls.
+ * /dev/gpuoversub (0666) is the agents': read() returns whole
+ * gos_wire_order records (gpu is the index among the reader's job's GPUs,
+ * as on the socket; numa_node -1); poll() says when one is waiting.
+ * Closing the file, kill -9 included, releases the process's buffers.
+ * /dev/gpuoversub-control is the daemon's: GPUs, tenants, bindings and
+ * statistics, for whoever may open it for writing (0600 root, as the
+ * module makes it), not for a capability. Both answer GOS_IOC_VERSION.
  */
-#define GOS_KABI_VERSION 5
+#define GOS_KABI_VERSION 6
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {
@@ -311,7 +317,7 @@ struct gos_ioc_version {
 	__u64 instance;			/* random per module load: tenant ids of another load mean nothing */
 };
 
-/* CAP_SYS_ADMIN: the daemon. */
+/* The daemon's, on /dev/gpuoversub-control (-EPERM on /dev/gpuoversub). */
 struct gos_ioc_gpu {
 	__u32 gpu;			/* node GPU index */
 	__u32 pad;

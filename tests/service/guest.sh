@@ -65,6 +65,14 @@ ready_means_ready() {
 		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
 }
 
+# CAP_KILL alone in its bounding set and effective.
+it_keeps_one_capability() {
+	local pid
+	pid=$(prop MainPID)
+	grep -E '^Cap(Eff|Bnd):' /proc/"$pid"/status
+	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$pid"/status)" -eq 2 ]
+}
+
 a_job_allocates() {
 	app_start 42 && ask "alloc x 40" && has_job 42 || return 1
 	wait_until 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
@@ -145,9 +153,9 @@ the_sandbox_refuses_a_directory_outside_it() {
 	return $rc
 }
 
-# The module loaded, the daemon (under the unit's DevicePolicy=closed)
-# drives it through /dev/gpuoversub, and a job's program allocates
-# through it.
+# The module loaded, the daemon (under the unit's DevicePolicy=closed, and
+# without CAP_SYS_ADMIN) drives it through /dev/gpuoversub-control, and a
+# job's program allocates through /dev/gpuoversub.
 the_daemon_drives_the_module() {
 	insmod /opt/gos/gpuoversub.ko || return 1
 	echo "engine: kernel" >>$policy
@@ -185,6 +193,7 @@ the_facts_reader_reaches_slurmctld() {
 
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
+check "it keeps one capability, CAP_KILL" it_keeps_one_capability
 check "a registration and an agent's allocation through the fake driver" a_job_allocates
 check "systemctl reload applies the policy" reload_applies
 check "systemctl restart keeps the registered job and its data" restart_keeps_the_job
@@ -194,7 +203,7 @@ check "the journal carries the daemon's lines with their priorities" the_journal
 check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
 check "the sandbox refuses a directory outside it, by name" the_sandbox_refuses_a_directory_outside_it
-check "the daemon drives the module through /dev/gpuoversub" the_daemon_drives_the_module
+check "the daemon, without CAP_SYS_ADMIN, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
 echo "1..$n"
 echo "GOS: done, $failed failed"

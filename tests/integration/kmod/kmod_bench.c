@@ -59,19 +59,19 @@ int main(int argc, char **argv)
 	struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
 	struct gos_ioc_version v;
 	double *ns[NCALLS], *ratio;
-	int fd = open("/dev/gpuoversub", O_RDWR);
+	int control = open("/dev/gpuoversub-control", O_RDWR), fd = open("/dev/gpuoversub", O_RDWR);
 
 	if (rounds < 100 || rounds > 10000000) {
 		printf("GOS: FAIL bench: ROUNDS must be 100 .. 10000000, not %s\n", argv[1]);
 		return 1;
 	}
-	if (fd < 0)
-		return fail("open /dev/gpuoversub");
-	if (ioctl(fd, GOS_IOC_GPU_ADD, &g) || ioctl(fd, GOS_IOC_TENANT_CREATE, &t))
+	if (fd < 0 || control < 0)
+		return fail("open /dev/gpuoversub and /dev/gpuoversub-control");
+	if (ioctl(control, GOS_IOC_GPU_ADD, &g) || ioctl(control, GOS_IOC_TENANT_CREATE, &t))
 		return fail("GPU and tenant");
 	struct gos_ioc_bind b = { .pid = (__u32)getpid(), .ntenants = 1, .tenants = { t.tenant } };
 
-	if (ioctl(fd, GOS_IOC_BIND, &b))
+	if (ioctl(control, GOS_IOC_BIND, &b))
 		return fail("bind");
 	for (int c = 0; c < NCALLS; c++)
 		ns[c] = calloc((size_t)rounds, sizeof(double));

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * gpuoversub.ko in a QEMU guest (run.sh, beside it, boots it): the ABI, the
- * daemon's calls and their capability check, agents as forked processes
+ * daemon's calls and who may make them, agents as forked processes
  * that overcommit a GPU and get orders, kill -9 of a client, bad arguments
  * for every ioctl, and a bounded random ioctl fuzzer. Static, kselftest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,14 +25,22 @@
 #include <gpuoversub/abi.h>
 
 #define MiB (1ull << 20)
-#define ALL_IOCTLS GOS_IOC_VERSION, GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
+#define CONTROL_IOCTLS GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
 	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
-	GOS_IOC_GPU_EXTERNAL, GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, \
-	GOS_IOC_PLACEMENT, GOS_IOC_TENANT_LIST, GOS_IOC_TENANT_BUFFERS
+	GOS_IOC_GPU_EXTERNAL, GOS_IOC_TENANT_LIST, GOS_IOC_TENANT_BUFFERS
+#define AGENT_IOCTLS GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, GOS_IOC_PLACEMENT
+#define ALL_IOCTLS GOS_IOC_VERSION, CONTROL_IOCTLS, AGENT_IOCTLS
 
+/* An agent's file. */
 static int dev(void)
 {
 	return open("/dev/gpuoversub", O_RDWR | O_CLOEXEC);
+}
+
+/* The daemon's file. */
+static int control(void)
+{
+	return open("/dev/gpuoversub-control", O_RDWR | O_CLOEXEC);
 }
 
 /* ioctl's result as 0 or -errno. */
@@ -160,20 +169,25 @@ static void reap(struct agent *a)
 
 TEST(abi_version)
 {
-	struct gos_ioc_version v = { 0 };
-	int fd = dev();
+	struct gos_ioc_version v = { 0 }, cv = { 0 };
+	int fd = dev(), ctl = control();
 
 	ASSERT_LE(0, fd);
+	ASSERT_LE(0, ctl);
 	ASSERT_EQ(0, call(fd, GOS_IOC_VERSION, &v));
 	EXPECT_EQ((__u32)GOS_KABI_VERSION, v.abi);
 	EXPECT_EQ(2 * MiB, v.chunk_size);
 	EXPECT_NE(0ull, v.instance);
+	/* Both nodes are one engine. */
+	ASSERT_EQ(0, call(ctl, GOS_IOC_VERSION, &cv));
+	EXPECT_EQ(0, memcmp(&v, &cv, sizeof(v)));
 	close(fd);
+	close(ctl);
 }
 
 TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 {
-	int admin = dev();
+	int admin = control();
 	uint32_t t0, t1;
 	struct gos_ioc_alloc placed;
 
@@ -201,7 +215,7 @@ TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 
 TEST(kill_9_of_a_client_holding_host_chunks_frees_them)
 {
-	int admin = dev();
+	int admin = control();
 	uint32_t t0, t1;
 	struct gos_ioc_alloc placed;
 
@@ -247,10 +261,11 @@ static int asleep_soon(pid_t pid)
 
 TEST(a_blocking_read_wakes_for_a_new_order)
 {
-	int admin = dev(), go[2], out[2];
+	int admin = control(), self_fd = dev(), go[2], out[2];
 	uint32_t t0, t1;
 
 	ASSERT_LE(0, admin);
+	ASSERT_LE(0, self_fd);
 	ASSERT_NE(UINT32_MAX, gpu_with_tenants(admin, 10, 32 * MiB, &t0, &t1));
 	ASSERT_EQ(0, pipe(go));
 	ASSERT_EQ(0, pipe(out));
@@ -283,92 +298,143 @@ TEST(a_blocking_read_wakes_for_a_new_order)
 	ASSERT_EQ(0, call(admin, GOS_IOC_BIND, &self));
 	struct gos_ioc_alloc al = { .priority = 8, .size = 32 * MiB };
 
-	ASSERT_EQ(0, call(admin, GOS_IOC_ALLOC, &al));	/* squeezes the child */
+	ASSERT_EQ(0, call(self_fd, GOS_IOC_ALLOC, &al));	/* squeezes the child */
 	ASSERT_EQ(1, poll(&p, 1, 3000));
 	ASSERT_EQ((ssize_t)sizeof(kind), read(out[0], &kind, sizeof(kind)));
 	EXPECT_EQ((uint32_t)GOS_ORDER_EVICT, kind);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	close(self_fd);
 	close(admin);
 }
 
-TEST(daemon_calls_need_cap_sys_admin)
+/* Runs fn in a child as nobody, with no capability left; its exit status. */
+static int as_nobody(int (*fn)(void))
 {
 	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct gos_ioc_gpu g = { .gpu = 60, .physical = MiB };
-		struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
-		struct gos_ioc_bind b = { .pid = 1, .ntenants = 1 };
-		struct gos_ioc_alloc al = { .size = MiB };
-		struct gos_ioc_version v;
-		int fd = dev();
-
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		struct gos_ioc_tenant_stats ts = { .tenant = 0 };
-		struct gos_ioc_gpu_stats gs = { .gpu = 0 };
-		struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
-		struct gos_ioc_tenant_list tl = { .count = 0 };
-		struct gos_ioc_tenant_buffers tb = { .tenant = 0, .max_buffers = 1 };
-
-		if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM || call(fd, GOS_IOC_TENANT_BUFFERS, &tb) != -EPERM)
-			_exit(13);
-		if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
-		    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
-		    call(fd, GOS_IOC_TENANT_STATS, &ts) != -EPERM || call(fd, GOS_IOC_GPU_STATS, &gs) != -EPERM ||
-		    call(fd, GOS_IOC_TENANT_POLICY, &tp) != -EPERM)
-			_exit(11);
-		/* Agents' calls stay open to it, but it belongs to no tenant. */
-		if (call(fd, GOS_IOC_VERSION, &v) || call(fd, GOS_IOC_ALLOC, &al) != -EPERM)
-			_exit(12);
-		_exit(0);
-	}
 	int status;
 
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(100);
+		_exit(fn());
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* On an agent's file, anyone's: the daemon's calls are refused. */
+static int daemon_calls_on_an_agents_file(void)
+{
+	struct gos_ioc_gpu g = { .gpu = 60, .physical = MiB };
+	struct gos_ioc_tenant t = { .gpu = 0, .weight = 1 };
+	struct gos_ioc_bind b = { .pid = 1, .ntenants = 1 };
+	struct gos_ioc_tenant_stats ts = { .tenant = 0 };
+	struct gos_ioc_gpu_stats gs = { .gpu = 0 };
+	struct gos_ioc_tenant_policy tp = { .tenant = 0, .weight = 5 };
+	struct gos_ioc_tenant_list tl = { .count = 0 };
+	struct gos_ioc_tenant_buffers tb = { .tenant = 0, .max_buffers = 1 };
+	struct gos_ioc_alloc al = { .size = MiB };
+	struct gos_ioc_version v;
+	int fd = dev();
+
+	if (fd < 0)
+		return 10;
+	if (call(fd, GOS_IOC_TENANT_LIST, &tl) != -EPERM || call(fd, GOS_IOC_TENANT_BUFFERS, &tb) != -EPERM)
+		return 11;
+	if (call(fd, GOS_IOC_GPU_ADD, &g) != -EPERM || call(fd, GOS_IOC_TENANT_CREATE, &t) != -EPERM ||
+	    call(fd, GOS_IOC_BIND, &b) != -EPERM || call(fd, GOS_IOC_UNBIND, &b) != -EPERM ||
+	    call(fd, GOS_IOC_TENANT_STATS, &ts) != -EPERM || call(fd, GOS_IOC_GPU_STATS, &gs) != -EPERM ||
+	    call(fd, GOS_IOC_TENANT_POLICY, &tp) != -EPERM)
+		return 12;
+	/* Agents' calls stay open to it, but it belongs to no tenant. */
+	if (call(fd, GOS_IOC_VERSION, &v) || call(fd, GOS_IOC_ALLOC, &al) != -EPERM)
+		return 13;
+	/* Nor can it open the control node, root's alone (0600). */
+	if (control() != -1 || errno != EACCES)
+		return 14;
+	return 0;
+}
+
+/* The control node given to nobody: its calls need no capability. */
+static int daemon_calls_by_the_control_nodes_owner(void)
+{
+	struct gos_ioc_gpu g = { .gpu = 61, .physical = 64 * MiB };
+	struct gos_ioc_tenant t = { .gpu = 61, .weight = 1 };
+	struct gos_ioc_gpu_stats gs = { .gpu = 61 };
+	struct gos_ioc_alloc al = { .size = MiB };
+	struct gos_ioc_version v;
+	int ctl = control(), ro = open("/dev/gpuoversub-control", O_RDONLY | O_CLOEXEC);
+
+	if (ctl < 0 || ro < 0)
+		return 20;
+	if (call(ctl, GOS_IOC_GPU_ADD, &g) || call(ctl, GOS_IOC_TENANT_CREATE, &t) ||
+	    call(ctl, GOS_IOC_GPU_STATS, &gs) || gs.stats.tenants != 1)
+		return 21;
+	/* An agent's calls are not the control node's. */
+	if (call(ctl, GOS_IOC_ALLOC, &al) != -ENOTTY)
+		return 22;
+	/* Opened for reading only: the version, and nothing else. */
+	if (call(ro, GOS_IOC_VERSION, &v) || call(ro, GOS_IOC_GPU_STATS, &gs) != -EBADF)
+		return 23;
+	return 0;
+}
+
+TEST(the_daemons_calls_are_the_control_nodes_alone)
+{
+	EXPECT_EQ(0, as_nobody(daemon_calls_on_an_agents_file));
+	ASSERT_EQ(0, chown("/dev/gpuoversub-control", 65534, 65534));
+	EXPECT_EQ(0, as_nobody(daemon_calls_by_the_control_nodes_owner));
+	ASSERT_EQ(0, chown("/dev/gpuoversub-control", 0, 0));
 }
 
 TEST(bad_arguments_for_every_ioctl)
 {
-	int fd = dev();
+	int fd = dev(), ctl = control();
 	void *unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	const unsigned long cmds[] = { ALL_IOCTLS };
+	const unsigned long agents[] = { GOS_IOC_VERSION, AGENT_IOCTLS };
+	const unsigned long controls[] = { GOS_IOC_VERSION, CONTROL_IOCTLS };
 
 	ASSERT_LE(0, fd);
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		EXPECT_EQ(-EFAULT, call(fd, cmds[i], NULL));
-		EXPECT_EQ(-EFAULT, call(fd, cmds[i], unmapped));
+	ASSERT_LE(0, ctl);
+	for (size_t i = 0; i < sizeof(agents) / sizeof(agents[0]); i++) {
+		EXPECT_EQ(-EFAULT, call(fd, agents[i], NULL));
+		EXPECT_EQ(-EFAULT, call(fd, agents[i], unmapped));
+	}
+	for (size_t i = 0; i < sizeof(controls) / sizeof(controls[0]); i++) {
+		EXPECT_EQ(-EFAULT, call(ctl, controls[i], NULL));
+		EXPECT_EQ(-EFAULT, call(ctl, controls[i], unmapped));
 	}
 	EXPECT_EQ(-ENOTTY, call(fd, _IO(GOS_IOC_MAGIC, 99), NULL));
 	EXPECT_EQ(-ENOTTY, call(fd, _IOW('x', 1, int), NULL));
+	EXPECT_EQ(-ENOTTY, call(ctl, _IO(GOS_IOC_MAGIC, 99), NULL));
 	struct gos_ioc_gpu g = { .gpu = 70, .pad = 1, .physical = MiB };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_ADD, &g));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_GPU_ADD, &g));
 	struct gos_ioc_tenant t = { .gpu = 9999, .weight = 1 };
 
-	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_CREATE, &t));	/* no such GPU */
+	EXPECT_NE(0, call(ctl, GOS_IOC_TENANT_CREATE, &t));	/* no such GPU */
 	t.gpu = 0;
 	t.weight = 0;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_CREATE, &t));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_CREATE, &t));
 	struct gos_ioc_bind b = { .pid = 0, .ntenants = 1 };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* neither pid nor cgroup */
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_BIND, &b));	/* neither pid nor cgroup */
 	b.pid = 5;
 	b.ntenants = 0;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* no tenant */
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_BIND, &b));	/* no tenant */
 	b.ntenants = GOS_MAX_STEP_GPUS + 1;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_BIND, &b));
 	b.ntenants = 1;
 	b.pid = 5;
 	b.cgroup = 7;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));	/* both */
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_BIND, &b));	/* both */
 	b.cgroup = 0;
 	b.pid = 5000000;	/* above PID_MAX_LIMIT */
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_BIND, &b));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_BIND, &b));
 	b.pid = 31337;
-	EXPECT_EQ(-ENOENT, call(fd, GOS_IOC_UNBIND, &b));	/* never bound */
+	EXPECT_EQ(-ENOENT, call(ctl, GOS_IOC_UNBIND, &b));	/* never bound */
 	struct gos_ioc_placement pl = { .buffer = 1, .count = 0 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
@@ -376,24 +442,24 @@ TEST(bad_arguments_for_every_ioctl)
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_PLACEMENT, &pl));
 	struct gos_ioc_tenant_ref r = { .tenant = 0, .pad = 1 };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_DESTROY, &r));
 	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_GPU_EXTERNAL, &x));
 	struct gos_ioc_tenant_stats ts = { .tenant = 0, .pad = 1 };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_STATS, &ts));
 	uint32_t t0, t1;
 	struct gos_ioc_tenant_list tl = { .count = 4, .pad = 1 };
 
-	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 71, 64 * MiB, &t0, &t1));
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(ctl, 71, 64 * MiB, &t0, &t1));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_LIST, &tl));
 	tl.pad = 0;
 	tl.count = GOS_TENANT_LIST_MAX + 1;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_LIST, &tl));
 	tl.count = 4;
 	tl.ids = 1;	/* not a user address */
-	EXPECT_EQ(-EFAULT, call(fd, GOS_IOC_TENANT_LIST, &tl));
+	EXPECT_EQ(-EFAULT, call(ctl, GOS_IOC_TENANT_LIST, &tl));
 	struct gos_ioc_alloc al = { .size = MiB, .flags = 0x80 };
 
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &al));
@@ -411,29 +477,31 @@ TEST(bad_arguments_for_every_ioctl)
 	EXPECT_EQ(-1, read(fd, small, sizeof(small)));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd);
+	close(ctl);
 }
 
 TEST(tenant_policy_stats_placement_and_gpu_accounting)
 {
-	int fd = dev();
+	int fd = dev(), ctl = control();
 	uint32_t t0, t1;
 
 	ASSERT_LE(0, fd);
-	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 5, 64 * MiB, &t0, &t1));
+	ASSERT_LE(0, ctl);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(ctl, 5, 64 * MiB, &t0, &t1));
 	struct gos_ioc_gpu_external x = { .gpu = 5, .bytes = 16 * MiB };
 	struct gos_ioc_gpu_stats gs = { .gpu = 5 };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_EXTERNAL, &x));
-	ASSERT_EQ(0, call(fd, GOS_IOC_GPU_STATS, &gs));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_GPU_EXTERNAL, &x));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_GPU_STATS, &gs));
 	EXPECT_EQ(64 * MiB, gs.stats.physical);
 	EXPECT_EQ(48 * MiB, gs.stats.capacity);	/* minus what others use */
 	EXPECT_EQ(2u, gs.stats.tenants);
 	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_POLICY, &tp));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_POLICY, &tp));
 	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t0 } };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_BIND, &b));
 	struct gos_ioc_alloc al = { .priority = 8, .size = 8 * MiB };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
@@ -442,7 +510,7 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	EXPECT_NE(0, call(fd, GOS_IOC_ALLOC, &too_big));	/* over the 32 MiB limit */
 	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_STATS, &ts));
 	EXPECT_EQ(5u, ts.stats.gpu);
 	EXPECT_EQ(3u, ts.stats.weight);
 	EXPECT_EQ(32 * MiB, ts.stats.limit);
@@ -459,17 +527,18 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 		EXPECT_EQ(GOS_PLACE_DEVICE, states[i]);
 	struct gos_ioc_tenant_ref r = { .tenant = t0 };
 
-	EXPECT_EQ(-EBUSY, call(fd, GOS_IOC_TENANT_DESTROY, &r));	/* it holds a buffer */
+	EXPECT_EQ(-EBUSY, call(ctl, GOS_IOC_TENANT_DESTROY, &r));	/* it holds a buffer */
 	struct gos_req_buffer fb = { .buffer = al.buffer };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_FREE, &fb));
-	EXPECT_EQ(0, call(fd, GOS_IOC_TENANT_DESTROY, &r));
-	EXPECT_NE(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
-	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	EXPECT_EQ(0, call(ctl, GOS_IOC_TENANT_DESTROY, &r));
+	EXPECT_NE(0, call(ctl, GOS_IOC_TENANT_STATS, &ts));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_UNBIND, &b));
 	al.buffer = 0;	/* the fields the module writes go back in as 0 */
 	al.pad = 0;
 	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
 	close(fd);
+	close(ctl);
 }
 
 /*
@@ -479,25 +548,26 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
  */
 TEST(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
 {
-	int fd = dev();
+	int fd = dev(), ctl = control();
 	uint32_t t0, t1;
 
 	ASSERT_LE(0, fd);
-	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 7, 64 * MiB, &t0, &t1));
+	ASSERT_LE(0, ctl);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(ctl, 7, 64 * MiB, &t0, &t1));
 	struct gos_ioc_tenant_buffers tb = { .tenant = t0, .max_buffers = 2, .pad = 1 };
 
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_BUFFERS, &tb));
 	tb.pad = 0;
 	tb.flags = 1;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_BUFFERS, &tb));
 	tb.flags = 0;
 	tb.tenant = t1 + 100;
-	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));	/* no such tenant */
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_BUFFERS, &tb));	/* no such tenant */
 	tb.tenant = t0;
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_BUFFERS, &tb));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_BUFFERS, &tb));
 	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 1, .tenants = { t0 } };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_BIND, &b));
 	struct gos_ioc_alloc al = { .size = MiB };
 	uint64_t first;
 
@@ -511,15 +581,16 @@ TEST(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
 	EXPECT_EQ(-ENOBUFS, call(fd, GOS_IOC_ALLOC, &al));
 	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &ts));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_STATS, &ts));
 	EXPECT_EQ(2u, ts.stats.buffers);
 	EXPECT_EQ(2 * MiB, ts.stats.demand);	/* nothing of the refused one */
 	struct gos_req_buffer fb = { .buffer = first };
 
 	ASSERT_EQ(0, call(fd, GOS_IOC_FREE, &fb));
 	EXPECT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));	/* a free makes room */
-	ASSERT_EQ(0, call(fd, GOS_IOC_UNBIND, &b));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_UNBIND, &b));
 	close(fd);
+	close(ctl);
 }
 
 /* Alloc from a fresh child, optionally after moving it into cgroup dir. */
@@ -549,15 +620,16 @@ static int alloc_in_child(const char *cgroup_dir)
 
 TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 {
-	int fd = dev();
+	int fd = dev(), ctl = control();
 	uint32_t a0, a1, b0, b1;
 
 	ASSERT_LE(0, fd);
-	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 8, 64 * MiB, &a0, &a1));
-	ASSERT_NE(UINT32_MAX, gpu_with_tenants(fd, 9, 64 * MiB, &b0, &b1));
+	ASSERT_LE(0, ctl);
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(ctl, 8, 64 * MiB, &a0, &a1));
+	ASSERT_NE(UINT32_MAX, gpu_with_tenants(ctl, 9, 64 * MiB, &b0, &b1));
 	struct gos_ioc_bind b = { .pid = (uint32_t)getpid(), .ntenants = 2, .tenants = { a1, b0 } };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_BIND, &b));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_BIND, &b));
 	struct gos_ioc_alloc on0 = { .gpu = 0, .priority = 8, .size = 2 * MiB };
 	struct gos_ioc_alloc on1 = { .gpu = 1, .priority = 8, .size = 48 * MiB };
 	struct gos_ioc_alloc on2 = { .gpu = 2, .priority = 8, .size = MiB };
@@ -567,14 +639,14 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 	EXPECT_EQ(-EINVAL, call(fd, GOS_IOC_ALLOC, &on2));	/* the job has two GPUs */
 	struct gos_ioc_tenant_stats s0 = { .tenant = a1 }, s1 = { .tenant = b0 };
 
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s0));
-	ASSERT_EQ(0, call(fd, GOS_IOC_TENANT_STATS, &s1));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_STATS, &s0));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_STATS, &s1));
 	EXPECT_EQ(8u, s0.stats.gpu);
 	EXPECT_EQ(2 * MiB, s0.stats.demand);
 	EXPECT_EQ(9u, s1.stats.gpu);
 	EXPECT_EQ(48 * MiB, s1.stats.demand);
 	/* Squeezed on node GPU 9, the job hears of its GPU 1. */
-	struct agent other = spawn(fd, b1, 48);
+	struct agent other = spawn(ctl, b1, 48);
 	struct gos_ioc_alloc placed;
 
 	ASSERT_EQ(0, agent_read(&other, &placed, sizeof(placed), 2000));
@@ -584,6 +656,7 @@ TEST(a_job_on_two_gpus_allocates_on_the_tenant_of_each)
 	EXPECT_EQ(1u, o.gpu);
 	reap(&other);
 	close(fd);
+	close(ctl);
 }
 
 static int listed(int fd, uint32_t tenant)
@@ -601,7 +674,7 @@ static int listed(int fd, uint32_t tenant)
 
 TEST(the_tenant_list_names_every_tenant)
 {
-	int fd = dev();
+	int fd = control();
 	uint32_t t0, t1;
 	struct gos_ioc_tenant_list count_only = { .count = 0 };
 
@@ -623,7 +696,7 @@ TEST(a_cgroup_binds_its_processes_and_no_other)
 {
 	const char *dir = "/sys/fs/cgroup/gos-job-7";
 	struct stat st;
-	int fd = dev();
+	int fd = control();
 	uint32_t t0, t1;
 
 	ASSERT_LE(0, fd);
@@ -674,7 +747,7 @@ static int alloc_at_pid(pid_t want)
 
 TEST(a_recycled_pid_is_another_process)
 {
-	int fd = dev(), go[2], status;
+	int fd = control(), go[2], status;
 	uint32_t t0, t1;
 
 	ASSERT_LE(0, fd);
@@ -707,7 +780,7 @@ TEST(random_ioctls_never_hurt_the_kernel)
 	const unsigned long cmds[] = { ALL_IOCTLS };
 	const unsigned int ncmds = sizeof(cmds) / sizeof(cmds[0]);
 	uint32_t t0, t1;
-	int admin = dev(), fd = dev();
+	int admin = control(), fd = dev();
 	unsigned int seed = 12345;
 	long calls = 0;
 
@@ -726,7 +799,7 @@ TEST(random_ioctls_never_hurt_the_kernel)
 			continue;	/* GPUs cannot be removed: it would fill the engine's table */
 		if (rand_r(&seed) % 16 == 0)
 			cmd = _IOC(_IOC_READ | _IOC_WRITE, GOS_IOC_MAGIC, rand_r(&seed) % 32, rand_r(&seed) % 64);
-		ioctl(fd, cmd, arg);
+		ioctl(rand_r(&seed) % 2 ? fd : admin, cmd, arg);	/* either node, any command */
 		if (rand_r(&seed) % 64 == 0) {
 			struct gos_wire_order o[4];
 
