@@ -16,6 +16,12 @@
 //					environment)
 //   unavailable partitions|qos|fairshare|jobs REASON
 //
+// Run by a user other than root or SlurmUser (the daemon's own), it reads
+// nothing that slurm.conf's PrivateData would show it only in part: such
+// a kind is unavailable, saying so. slurmctld leaves other users' records
+// out without a word, and answers "Invalid job id" for a hidden job as for
+// a purged one, which would end that job here.
+//
 // Exit status 0 whatever Slurm answered: what it could not read is said
 // in an `unavailable` line.
 //
@@ -27,6 +33,7 @@
 
 #include <slurm/slurmdb.h>
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -161,6 +168,40 @@ const char *word(const char *name)
 	return name;
 }
 
+// What slurmctld's PrivateData hides from this reader, by kind, each with
+// why; "" where nothing is. Root and SlurmUser see everything; Slurm
+// operators do too, but telling one needs slurmdbd, so they are counted
+// out. Measured with Slurm 22.05: as nobody, a job of root's answers
+// ESLURM_INVALID_JOB_ID under PrivateData=jobs.
+struct Hidden {
+	std::string partitions, fairshare, jobs;
+};
+
+Hidden hidden_from_me()
+{
+	Hidden h;
+	slurm_conf_t *conf = nullptr;
+	if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
+		return h;	// each reading says slurmctld's silence itself
+	const uid_t me = ::getuid();
+	if (me != 0 && me != conf->slurm_user_id) {
+		const passwd *pw = ::getpwuid(me);
+		std::string who = "uid " + std::to_string(me) + (pw ? " (" + std::string(pw->pw_name) + ")" : "");
+		auto why = [&](const std::string &flags, const std::string &what) {
+			return "PrivateData=" + flags + " in slurm.conf hides other users' " + what + " from " + who +
+			       "; run gpuoversubd as root or SlurmUser, or take " + flags + " out of PrivateData";
+		};
+		if (conf->private_data & PRIVATE_DATA_PARTITIONS)
+			h.partitions = why("partitions", "partitions");
+		if (conf->private_data & (PRIVATE_DATA_USAGE | PRIVATE_DATA_USERS | PRIVATE_DATA_ACCOUNTS))
+			h.fairshare = why("usage,users,accounts", "associations");
+		if (conf->private_data & PRIVATE_DATA_JOBS)
+			h.jobs = why("jobs", "jobs");
+	}
+	slurm::free_conf(conf);
+	return h;
+}
+
 // Where each job asked about is in its life, as slurmctld says.
 void jobs(const std::vector<std::uint32_t> &ids)
 {
@@ -283,16 +324,25 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	slurm_init(path.c_str());
-	std::string slurmctld_down = partitions();
+	const Hidden hidden = hidden_from_me();
+	std::string slurmctld_down;
+	if (hidden.partitions.empty())
+		slurmctld_down = partitions();
+	else
+		std::printf("unavailable partitions %s\n", hidden.partitions.c_str());
 	qos();
-	if (with_fairshare)
+	if (with_fairshare && hidden.fairshare.empty())
 		fairshare();
+	else if (with_fairshare)
+		std::printf("unavailable fairshare %s\n", hidden.fairshare.c_str());
 	// Not asked again of a slurmctld that just failed to answer: each call
 	// would wait out its MessageTimeout, and the reading come that late.
-	if (slurmctld_down.empty())
-		jobs(ids);
-	else if (!ids.empty())
+	if (!slurmctld_down.empty() && !ids.empty())
 		std::printf("unavailable jobs %s\n", slurmctld_down.c_str());
+	else if (!hidden.jobs.empty() && !ids.empty())
+		std::printf("unavailable jobs %s\n", hidden.jobs.c_str());
+	else if (slurmctld_down.empty())
+		jobs(ids);
 	slurm_fini();
 	return 0;
 }
