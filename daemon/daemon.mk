@@ -30,7 +30,8 @@ INSTALL_STEPS += install-daemon
 .PHONY: install-daemon
 install-daemon: $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/doc/gpuoversub \
-		$(DESTDIR)$(PREFIX)/libexec/gpuoversub $(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system
+		$(DESTDIR)$(PREFIX)/libexec/gpuoversub $(DESTDIR)/etc/gpuoversub $(DESTDIR)/lib/systemd/system \
+		$(DESTDIR)/usr/lib/sysusers.d $(DESTDIR)/lib/udev/rules.d
 	install -m 0755 $(CTL_BIN) $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(GPUD_BIN) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(SLURM_FACTS_BIN) $(DESTDIR)$(PREFIX)/libexec/gpuoversub/
@@ -38,6 +39,8 @@ install-daemon: $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
 		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
 	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/
+	install -m 0644 config/gpuoversub.sysusers $(DESTDIR)/usr/lib/sysusers.d/gpuoversub.conf
+	install -m 0644 config/60-gpuoversub.rules $(DESTDIR)/lib/udev/rules.d/
 
 # The exporter's textfile and the example alert rules are checked with
 # Prometheus' own promtool.

@@ -31,7 +31,8 @@ std::string parent_of(const std::string &path)
 std::string untrusted_components(const std::string &role, const std::string &path, bool &linked)
 {
 	const uid_t me = ::geteuid();
-	const std::string us = me == 0 ? "root" : "uid " + std::to_string(me);
+	const passwd *pw = me == 0 ? nullptr : ::getpwuid(me);
+	const std::string us = me == 0 ? "root" : pw ? std::string(pw->pw_name) : "uid " + std::to_string(me);
 	struct stat st;
 	for (std::string dir = path;; dir = parent_of(dir)) {
 		if (::lstat(dir.c_str(), &st) != 0) {

@@ -1,6 +1,7 @@
 #include "daemon/gpud/directories.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,21 +21,29 @@ std::string directory_of(const std::string &file)
 }
 
 // Under the unit's ProtectSystem=strict, every path but the unit's own
-// directories and its ReadWritePaths= is read-only: a directory the policy
+// directories and its ReadWritePaths= is read-only, and the unit's user
+// (not root) may write only where it was let: a directory the policy
 // moves elsewhere is refused here, by name and with the remedy, before
 // the first report or record fails to be written. A directory not made yet
-// is judged where it would be made.
-std::string read_only(const std::string &role, const std::string &path)
+// is judged where it would be made. (The kernel says EACCES before EROFS.)
+std::string not_writable(const std::string &role, const std::string &path)
 {
 	std::string at = path;
 	struct stat st;
 	while (::stat(at.c_str(), &st) != 0 && at != "/")
 		at = directory_of(at);
-	if (::faccessat(AT_FDCWD, at.c_str(), W_OK, AT_EACCESS) == 0 || errno != EROFS)
+	const int err = ::faccessat(AT_FDCWD, at.c_str(), W_OK, AT_EACCESS) == 0 ? 0 : errno;
+	if (err != EROFS && err != EACCES)
 		return "";
-	return "the " + role + " " + path + " is on a read-only file system" + (at != path ? " (at " + at + ")" : "") +
-	       "; under the systemd unit (ProtectSystem=strict) make it, then let the daemon write there: "
-	       "`systemctl edit gpuoversubd` with [Service] ReadWritePaths=" + path;
+	const std::string where = at != path ? " (at " + at + ")" : "";
+	const std::string unit = "under the systemd unit (ProtectSystem=strict) let the daemon write there: "
+				 "`systemctl edit gpuoversubd` with [Service] ReadWritePaths=" + path;
+	if (err == EROFS)
+		return "the " + role + " " + path + " is on a read-only file system" + where + "; make it, then " + unit;
+	const passwd *pw = ::getpwuid(::geteuid());
+	const std::string me = pw ? pw->pw_name : "uid " + std::to_string(::geteuid());
+	return "the " + role + " " + path + " cannot be " + (at != path ? "made" : "written") + " by " + me + where +
+	       "; make it " + me + "'s own (chown " + me + ": " + path + "), and " + unit;
 }
 
 } // namespace
@@ -50,7 +59,7 @@ std::vector<std::string> directory_problems(const config::Config &cfg)
 		dirs.emplace_back("textfile directory", directory_of(cfg.policy.exporter_textfile));
 	std::vector<std::string> problems;
 	for (const auto &[role, path] : dirs)
-		for (const std::string &why : {untrusted_directory(role, path), read_only(role, path)})
+		for (const std::string &why : {untrusted_directory(role, path), not_writable(role, path)})
 			if (!why.empty())
 				problems.push_back(why);
 	return problems;

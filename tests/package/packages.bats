@@ -89,12 +89,13 @@ json_ok() { ctl --json "$1" 2>/dev/null | python3 2>/dev/null -c "import json,sy
 report() { echo "/var/log/gpuoversub/reports/job-$1.json"; }
 wait_report() { wait_until 10 test -f "$(report "$1")"; }
 
-@test "apt installs the packages; their scripts make the directories and start the unit's daemon" {
+@test "apt installs the packages; their scripts make the user and directories and start the unit's daemon as that user" {
 	systemd_apt install -y -q $(debs "$GOS_DEBS") >"$PKG_DIR/install.log" 2>&1 || { cat "$PKG_DIR/install.log"; false; }
 	for p in "${PACKAGES[@]}"; do dpkg-query -W -f '${db:Status-Abbrev}\n' "$p" | grep -qx 'ii '; done
-	[ "$(stat -c '%a %U %G' /var/lib/gpuoversub)" = "700 root root" ]
-	[ "$(stat -c '%a %U %G' /var/log/gpuoversub)" = "750 root adm" ]
-	[ "$(stat -c '%a %U %G' /var/log/gpuoversub/reports)" = "2750 root adm" ]
+	getent passwd gpuoversub
+	[ "$(stat -c '%a %U %G' /var/lib/gpuoversub)" = "700 gpuoversub gpuoversub" ]
+	[ "$(stat -c '%a %U %G' /var/log/gpuoversub)" = "750 gpuoversub gpuoversub" ]
+	[ "$(stat -c '%a %U %G' /var/log/gpuoversub/reports)" = "2750 gpuoversub gpuoversub" ]
 	[ -L /etc/systemd/system/multi-user.target.wants/gpuoversubd.service ]
 	# The postinst started the unit: on a machine without a GPU, its
 	# ExecStartPre (gpuoversubd --check) refused, saying why.
@@ -111,8 +112,12 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	printf 'simulated_gpus:\n  - {memory: 256M, numa_node: 0, pci_bus_id: "0000:17:00.0"}\n' >>/etc/gpuoversub/gpuoversub.yaml
 	systemctl restart gpuoversubd
 	wait_until 10 answers || { journal; false; }
-	# It runs with the installed unit's own command line.
+	# It runs with the installed unit's own command line, as its own user,
+	# with CAP_KILL (bit 5) and no other capability.
 	[ "$(tr '\0' ' ' </proc/"$(daemon_pid)"/cmdline)" = "$(sed -n 's/^ExecStart=//p' /lib/systemd/system/gpuoversubd.service) " ]
+	[ "$(stat -c %U /proc/"$(daemon_pid)")" = gpuoversub ]
+	grep -E '^Cap(Eff|Bnd):' /proc/"$(daemon_pid)"/status
+	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$(daemon_pid)"/status)" -eq 2 ]
 }
 
 @test "DKMS builds and installs the module from gpuoversub-dkms" {
@@ -131,7 +136,7 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	grep -qx "PRELOAD=/usr/lib/libgpuoversub.so" "$PKG_DIR/out-$id.txt"
 	[ "$(grep -c '^ok' "$PKG_DIR/out-$id.txt")" -eq 5 ]
 	wait_report "$id"
-	[ "$(stat -c '%a %G' "$(report "$id")")" = "640 adm" ]
+	[ "$(stat -c '%a %U %G' "$(report "$id")")" = "640 gpuoversub gpuoversub" ]
 	grep -q "\[gpuoversub\] gpuoversub report for job $id" "$GOS_DIR/log/slurmd.log"
 	rm "$PKG_DIR/go"
 }
@@ -179,7 +184,7 @@ assert sum(r["bytes_evicted"] for r in reports) > 0
 PY
 }
 
-@test "purge stops the daemon and leaves nothing behind" {
+@test "purge stops the daemon and leaves nothing behind, its user included" {
 	slurm_down || true	# (its last kill may find nothing left)
 	pid=$(daemon_pid)
 	files=$(dpkg -L "${PACKAGES[@]}" | grep -vx '/\.' | sort -u)
@@ -196,4 +201,6 @@ PY
 	done
 	[ -z "$(find /lib/modules -name 'gpuoversub.ko*')" ]
 	! grep -rqs gpuoversubd /var/lib/systemd/deb-systemd-helper-enabled || false
+	! getent passwd gpuoversub || false
+	! getent group gpuoversub || false
 }

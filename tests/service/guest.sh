@@ -65,12 +65,16 @@ ready_means_ready() {
 		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
 }
 
-# CAP_KILL alone in its bounding set and effective.
-it_keeps_one_capability() {
+# Its own user (sysusers.d), with CAP_KILL (bit 5) alone, effective,
+# ambient and in its bounding set; its directories handed to it by systemd.
+it_runs_as_its_own_user_with_one_capability() {
 	local pid
 	pid=$(prop MainPID)
-	grep -E '^Cap(Eff|Bnd):' /proc/"$pid"/status
-	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$pid"/status)" -eq 2 ]
+	[ "$(stat -c %U /proc/"$pid")" = gpuoversub ] || { ps -o user,pid,cmd -p "$pid"; return 1; }
+	grep -E '^Cap(Eff|Bnd|Amb):' /proc/"$pid"/status
+	[ "$(grep -cE '^Cap(Eff|Bnd|Amb):\s+0000000000000020$' /proc/"$pid"/status)" -eq 3 ] || return 1
+	stat -c '%U %n' /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub
+	[ "$(stat -c %U /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub | sort -u)" = gpuoversub ]
 }
 
 a_job_allocates() {
@@ -133,14 +137,13 @@ the_textfile_is_written() {
 	wait_until 20 grep -q '^gpuoversub_' /var/lib/prometheus/node-exporter/gpuoversub.prom
 }
 
-# The sandbox (ProtectSystem=strict): a policy that moves the reports
-# outside the unit's writable paths is refused by name, on reload (the
-# running policy kept) and at start (gpuoversubd --check, ExecStartPre).
-the_sandbox_refuses_a_directory_outside_it() {
-	local why="the report directory /srv/gos-reports is on a read-only file system" since rc=0
-	since=$(date '+%Y-%m-%d %H:%M:%S')
-	cp $policy /tmp/policy.yaml
-	echo 'reports: {dir: /srv/gos-reports}' >>$policy
+# The sandbox (ProtectSystem=strict) and the daemon's user: a policy that
+# moves the reports outside the unit's writable paths is refused by name,
+# on reload (the running policy kept) and at start (gpuoversubd --check,
+# ExecStartPre): a directory the admin gave the daemon's user, as
+# read-only; one it cannot make, as not its own.
+refused() {	# SINCE WHY: the reload's and the start's refusal of WHY, both
+	local since=$1 why=$2 rc=0
 	systemctl reload gpuoversubd
 	wait_until 10 bash -c "journalctl -u gpuoversubd --since '$since' -o cat --no-pager |
 		grep -qF 'reload: keeping the running policy: $why'" || rc=1
@@ -153,11 +156,25 @@ the_sandbox_refuses_a_directory_outside_it() {
 	return $rc
 }
 
-# The module loaded, the daemon (under the unit's DevicePolicy=closed, and
-# without CAP_SYS_ADMIN) drives it through /dev/gpuoversub-control, and a
-# job's program allocates through /dev/gpuoversub.
+the_sandbox_refuses_a_directory_outside_it() {
+	local rc=0
+	cp $policy /tmp/policy.yaml
+	install -d -o gpuoversub -g gpuoversub /srv/gos-reports
+	echo 'reports: {dir: /srv/gos-reports}' >>$policy
+	refused "$(date '+%Y-%m-%d %H:%M:%S')" "the report directory /srv/gos-reports is on a read-only file system" || rc=1
+	echo 'reports: {dir: /srv/gos-other}' >>$policy
+	refused "$(date '+%Y-%m-%d %H:%M:%S')" "the report directory /srv/gos-other cannot be made by gpuoversub (at /srv)" || rc=1
+	return $rc
+}
+
+# The module loaded, the daemon (its own user, without CAP_SYS_ADMIN, under
+# the unit's DevicePolicy=closed) drives it through /dev/gpuoversub-control,
+# and a job's program allocates through /dev/gpuoversub.
 the_daemon_drives_the_module() {
 	insmod /opt/gos/gpuoversub.ko || return 1
+	# udev hands the control node to the daemon's user (60-gpuoversub.rules).
+	wait_until 10 bash -c '[ "$(stat -c "%U %a" /dev/gpuoversub-control 2>/dev/null)" = "gpuoversub 600" ]' ||
+		{ ls -l /dev/gpuoversub*; return 1; }
 	echo "engine: kernel" >>$policy
 	systemctl restart gpuoversubd || return 1
 	gpuoversubctl --json status | grep -q '"engine": *"kernel' || { gpuoversubctl status; return 1; }
@@ -193,7 +210,7 @@ the_facts_reader_reaches_slurmctld() {
 
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
-check "it keeps one capability, CAP_KILL" it_keeps_one_capability
+check "it runs as its own user, with CAP_KILL alone" it_runs_as_its_own_user_with_one_capability
 check "a registration and an agent's allocation through the fake driver" a_job_allocates
 check "systemctl reload applies the policy" reload_applies
 check "systemctl restart keeps the registered job and its data" restart_keeps_the_job
@@ -202,8 +219,8 @@ check "a hung event loop: the watchdog restarts the daemon" the_watchdog_restart
 check "the journal carries the daemon's lines with their priorities" the_journal_has_priorities
 check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
-check "the sandbox refuses a directory outside it, by name" the_sandbox_refuses_a_directory_outside_it
-check "the daemon, without CAP_SYS_ADMIN, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
+check "the sandbox and the daemon's user refuse a directory outside them, by name" the_sandbox_refuses_a_directory_outside_it
+check "the daemon, not root, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
 echo "1..$n"
 echo "GOS: done, $failed failed"

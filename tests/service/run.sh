@@ -68,6 +68,10 @@ simulated_gpus:
   - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
 YAML
 grep -q '^gosuser:' "$root/etc/passwd" || chroot "$root" useradd -u 4242 -m gosuser
+# The daemon's user, as a package's postinst makes it (sysusers.d), and
+# the textfile directory handed to it, as gpuoversubd(8) tells an admin.
+systemd-sysusers --root="$root" gpuoversub.conf >/dev/null
+chroot "$root" chown gpuoversub:gpuoversub /var/lib/prometheus/node-exporter
 # A one-node Slurm, its controller started by the last check, munge by
 # systemd at boot.
 echo gosvm >"$root/etc/hostname"
