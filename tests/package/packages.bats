@@ -35,6 +35,9 @@ setup_file() {
 	# What every job inherits (sbatch exports the submitter's environment).
 	export LD_LIBRARY_PATH=$(realpath "$BUILD/tests/fakecuda") FAKECUDA_MEMORY=256M \
 		FAKECUDA_STATE=$PKG_DIR/fakecuda.state
+	# The fake driver's one device, shared by the daemon (its own user, as
+	# the unit runs it) and the jobs.
+	install -m 0666 /dev/null "$FAKECUDA_STATE"
 }
 
 teardown_file() {
@@ -99,7 +102,7 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	[ -L /etc/systemd/system/multi-user.target.wants/gpuoversubd.service ]
 	# The postinst started the unit: on a machine without a GPU, its
 	# ExecStartPre (gpuoversubd --check) refused, saying why.
-	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd
+	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd || { journal; false; }
 	grep -q '^optional spank_gpuoversub.so ' /etc/slurm/plugstack.conf.d/gpuoversub.conf
 	# The headers compile as installed, and a program links and loads the MPI hooks.
 	printf '#include <gpuoversub/%s>\n' gpuoversub.h gpuoversub_mpi.h engine/gos_engine.h >"$PKG_DIR/dev.c"
