@@ -340,12 +340,13 @@ static int __init gos_init(void)
 	if (err)
 		return err;
 	instance = get_random_u64() | 1;	/* never 0, which means "none" to the daemon */
-	err = misc_register(&gos_dev);
+	/* The agents' node last: once it is there, a file may hold the engine. */
+	err = misc_register(&gos_control_dev);
 	if (err)
 		goto destroy;
-	err = misc_register(&gos_control_dev);
+	err = misc_register(&gos_dev);
 	if (err) {
-		misc_deregister(&gos_dev);
+		misc_deregister(&gos_control_dev);
 		goto destroy;
 	}
 	INIT_DELAYED_WORK(&ticker, tick);
@@ -361,8 +362,8 @@ destroy:
 static void __exit gos_exit(void)
 {
 	cancel_delayed_work_sync(&ticker);
-	misc_deregister(&gos_control_dev);
 	misc_deregister(&gos_dev);
+	misc_deregister(&gos_control_dev);
 	gos_bindings_destroy();
 	gos_engine_destroy(gos_eng);
 }

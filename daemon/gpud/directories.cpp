@@ -42,8 +42,9 @@ std::string not_writable(const std::string &role, const std::string &path)
 		return "the " + role + " " + path + " is on a read-only file system" + where + "; make it, then " + unit;
 	const passwd *pw = ::getpwuid(::geteuid());
 	const std::string me = pw ? pw->pw_name : "uid " + std::to_string(::geteuid());
+	const std::string own = at != path ? "install -d -o " + me + " -g " + me + " " + path : "chown " + me + ": " + path;
 	return "the " + role + " " + path + " cannot be " + (at != path ? "made" : "written") + " by " + me + where +
-	       "; make it " + me + "'s own (chown " + me + ": " + path + "), and " + unit;
+	       "; make it " + me + "'s own (" + own + "), and " + unit;
 }
 
 } // namespace

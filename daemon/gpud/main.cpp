@@ -1,5 +1,6 @@
 // gpuoversubd: the per-node daemon. See gpuoversubd(8).
 #include <getopt.h>
+#include <sys/prctl.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -42,6 +43,11 @@ int main(int argc, char **argv)
 		std::cerr << "gpuoversubd: unexpected argument '" << argv[optind] << "'\n" << usage_text;
 		return 2;
 	}
+	// The unit's ambient CAP_KILL stays the daemon's own (permitted and
+	// effective): cleared from the ambient set, it is not handed on to the
+	// programs the daemon runs (the Slurm facts reader parses slurmctld's
+	// replies).
+	::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	try {
 		config::Config cfg = config::load_config(config_path);
 		gpud::Discovery gpus = gpud::discover_gpus(cfg);

@@ -65,14 +65,16 @@ ready_means_ready() {
 		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
 }
 
-# Its own user (sysusers.d), with CAP_KILL (bit 5) alone, effective,
-# ambient and in its bounding set; its directories handed to it by systemd.
+# Its own user (sysusers.d), with CAP_KILL (bit 5) alone, effective and in
+# its bounding set, and no longer ambient (its children do not inherit
+# it); its directories handed to it by systemd.
 it_runs_as_its_own_user_with_one_capability() {
 	local pid
 	pid=$(prop MainPID)
 	[ "$(stat -c %U /proc/"$pid")" = gpuoversub ] || { ps -o user,pid,cmd -p "$pid"; return 1; }
 	grep -E '^Cap(Eff|Bnd|Amb):' /proc/"$pid"/status
-	[ "$(grep -cE '^Cap(Eff|Bnd|Amb):\s+0000000000000020$' /proc/"$pid"/status)" -eq 3 ] || return 1
+	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$pid"/status)" -eq 2 ] || return 1
+	grep -qE '^CapAmb:\s+0000000000000000$' /proc/"$pid"/status || return 1
 	stat -c '%U %n' /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub
 	[ "$(stat -c %U /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub | sort -u)" = gpuoversub ]
 }

@@ -17,10 +17,12 @@ if grep -qw gos.bench /proc/cmdline; then	# run.sh --bench: the ioctl benchmark 
 fi
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod"
 /kmod_test
-# A module with open files must not go away under them.
-exec 3</dev/gpuoversub
-if rmmod gpuoversub 2>/dev/null; then echo "GOS: FAIL rmmod succeeded while a file was open"; fi
-exec 3<&-
+# A module with open files must not go away under them: either node's.
+for node in /dev/gpuoversub /dev/gpuoversub-control; do
+	exec 3<"$node"
+	if rmmod gpuoversub 2>/dev/null; then echo "GOS: FAIL rmmod succeeded while $node was open"; fi
+	exec 3<&-
+done
 rmmod gpuoversub || echo "GOS: FAIL rmmod"
 # The daemon in kernel mode, restarted under running jobs, on a fresh load.
 insmod /gpuoversub.ko || echo "GOS: FAIL insmod for the daemon test"

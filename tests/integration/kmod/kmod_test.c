@@ -383,6 +383,13 @@ static int daemon_calls_by_the_control_nodes_owner(void)
 
 TEST(the_daemons_calls_are_the_control_nodes_alone)
 {
+	struct gos_ioc_gpu_stats gs = { .gpu = 0 };
+	int fd = dev();
+
+	/* Not even root's: no capability opens the agents' node to them. */
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_GPU_STATS, &gs));
+	close(fd);
 	EXPECT_EQ(0, as_nobody(daemon_calls_on_an_agents_file));
 	ASSERT_EQ(0, chown("/dev/gpuoversub-control", 65534, 65534));
 	EXPECT_EQ(0, as_nobody(daemon_calls_by_the_control_nodes_owner));
