@@ -180,11 +180,12 @@ struct Hidden {
 Hidden hidden_from_me()
 {
 	Hidden h;
-	slurm_conf_t *conf = nullptr;
-	if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
-		return h;	// each reading says slurmctld's silence itself
 	const uid_t me = ::getuid();
-	if (me != 0 && me != conf->slurm_user_id) {
+	slurm_conf_t *conf = nullptr;
+	// Root asks nothing more of slurmctld than before.
+	if (me == 0 || slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
+		return h;	// each reading says slurmctld's silence itself
+	if (me != conf->slurm_user_id) {
 		const passwd *pw = ::getpwuid(me);
 		std::string who = "uid " + std::to_string(me) + (pw ? " (" + std::string(pw->pw_name) + ")" : "");
 		auto why = [&](const std::string &flags, const std::string &what) {
