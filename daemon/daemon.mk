@@ -21,7 +21,7 @@ PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 # sanitized: libslurm's leaks at exit would fail every reading.
 SLURM_FACTS_BIN := $(BUILD)/libexec/gpuoversub/gpuoversub-slurm-facts
 $(SLURM_FACTS_BIN): SAN :=
-$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o
+$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o $(UNSAN)/common/util/user_name.o
 	@mkdir -p $(@D)
 	$(CXX_LINK) $^ -o $@ -lslurm
 

@@ -1,6 +1,5 @@
 #include "common/util/trusted_dir.hpp"
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,16 +7,16 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/util/user_name.hpp"
+
 namespace gos {
 namespace {
 
 std::string owner_and_mode(const struct stat &st)
 {
-	const passwd *pw = ::getpwuid(st.st_uid);
 	char mode[8];
 	std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-	return "owned by uid " + std::to_string(st.st_uid) + (pw ? " (" + std::string(pw->pw_name) + ")" : "") +
-	       " with mode " + mode;
+	return "owned by " + uid_and_name(st.st_uid) + " with mode " + mode;
 }
 
 std::string parent_of(const std::string &path)
@@ -31,8 +30,7 @@ std::string parent_of(const std::string &path)
 std::string untrusted_components(const std::string &role, const std::string &path, bool &linked)
 {
 	const uid_t me = ::geteuid();
-	const passwd *pw = me == 0 ? nullptr : ::getpwuid(me);
-	const std::string us = me == 0 ? "root" : pw ? std::string(pw->pw_name) : "uid " + std::to_string(me);
+	const std::string us = user_name(me);
 	struct stat st;
 	for (std::string dir = path;; dir = parent_of(dir)) {
 		if (::lstat(dir.c_str(), &st) != 0) {

@@ -1,7 +1,6 @@
 #include "daemon/gpud/directories.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include "common/util/atomic_file.hpp"
 #include "common/util/held_dir.hpp"
 #include "common/util/trusted_dir.hpp"
+#include "common/util/user_name.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -40,8 +40,7 @@ std::string not_writable(const std::string &role, const std::string &path)
 				 "`systemctl edit gpuoversubd` with [Service] ReadWritePaths=" + path;
 	if (err == EROFS)
 		return "the " + role + " " + path + " is on a read-only file system" + where + "; make it, then " + unit;
-	const passwd *pw = ::getpwuid(::geteuid());
-	const std::string me = pw ? pw->pw_name : "uid " + std::to_string(::geteuid());
+	const std::string me = user_name(::geteuid());
 	const std::string own = at != path ? "install -d -o " + me + " -g " + me + " " + path : "chown " + me + ": " + path;
 	return "the " + role + " " + path + " cannot be " + (at != path ? "made" : "written") + " by " + me + where +
 	       "; make it " + me + "'s own (" + own + "), and " + unit;

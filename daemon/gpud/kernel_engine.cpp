@@ -1,6 +1,7 @@
 // The engine in gpuoversub.ko, driven through /dev/gpuoversub-control by
-// the daemon's ioctls: GPUs, tenants, policies, bindings and statistics. The engine's clients are the agents' own files: there is no
-// ClientEngine here.
+// the daemon's ioctls: GPUs, tenants, policies, bindings and statistics.
+// The engine's clients are the agents' own files: there is no ClientEngine
+// here.
 #include <cerrno>
 #include <algorithm>
 #include <cstring>

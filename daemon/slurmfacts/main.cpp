@@ -33,7 +33,6 @@
 
 #include <slurm/slurmdb.h>
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -45,6 +44,8 @@
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include "common/util/user_name.hpp"
 
 namespace {
 
@@ -92,24 +93,22 @@ std::string slurmdbd_unreachable(const std::string &where)
 }
 
 // The QOS and their Priority, which only slurmdbd keeps: a site whose
-// slurmctld says it keeps no accounting there has none, and is told so.
-void qos()
+// slurmctld says (conf, null when it did not answer) it keeps no
+// accounting there has none, and is told so.
+void qos(const slurm_conf_t *conf)
 {
 	std::string where;
-	slurm_conf_t *conf = nullptr;
-	if (slurm_load_ctl_conf(0, &conf) == SLURM_SUCCESS && conf) {
+	if (conf) {
 		const char *type = conf->accounting_storage_type;
 		std::string storage = type && *type ? type : "accounting_storage/none";
 		if (storage != "accounting_storage/slurmdbd") {
 			std::printf("unavailable qos this site keeps no Slurm accounting (AccountingStorageType=%s), "
 				    "so no QOS has a Priority\n", storage.c_str());
-			slurm::free_conf(conf);
 			return;
 		}
 		if (conf->accounting_storage_host)
 			where = " at " + std::string(conf->accounting_storage_host) + ":" +
 				std::to_string(conf->accounting_storage_port);
-		slurm::free_conf(conf);
 	}
 	std::uint16_t flags = 0;
 	errno = 0;
@@ -168,8 +167,9 @@ const char *word(const char *name)
 	return name;
 }
 
-// What slurmctld's PrivateData hides from this reader, by kind, each with
-// why; "" where nothing is. Root and SlurmUser see everything; Slurm
+// What slurmctld's PrivateData (conf: its configuration, null when it did
+// not answer) hides from this reader, by kind, each with why; "" where
+// nothing is. Root and SlurmUser see everything; Slurm
 // operators do too, but telling one needs slurmdbd, so they are counted
 // out. Measured with Slurm 22.05: as nobody, a job of root's answers
 // ESLURM_INVALID_JOB_ID under PrivateData=jobs.
@@ -177,17 +177,14 @@ struct Hidden {
 	std::string partitions, fairshare, jobs;
 };
 
-Hidden hidden_from_me()
+Hidden hidden_from_me(const slurm_conf_t *conf)
 {
 	Hidden h;
 	const uid_t me = ::getuid();
-	slurm_conf_t *conf = nullptr;
-	// Root asks nothing more of slurmctld than before.
-	if (me == 0 || slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf)
+	if (me == 0 || !conf)
 		return h;	// each reading says slurmctld's silence itself
 	if (me != conf->slurm_user_id) {
-		const passwd *pw = ::getpwuid(me);
-		std::string who = "uid " + std::to_string(me) + (pw ? " (" + std::string(pw->pw_name) + ")" : "");
+		const std::string who = gos::uid_and_name(me);
 		auto why = [&](const std::string &flags, const std::string &what) {
 			return "PrivateData=" + flags + " in slurm.conf hides other users' " + what + " from " + who +
 			       "; run gpuoversubd as root or SlurmUser, or take " + flags + " out of PrivateData";
@@ -199,7 +196,6 @@ Hidden hidden_from_me()
 		if (conf->private_data & PRIVATE_DATA_JOBS)
 			h.jobs = why("jobs", "jobs");
 	}
-	slurm::free_conf(conf);
 	return h;
 }
 
@@ -325,13 +321,20 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	slurm_init(path.c_str());
-	const Hidden hidden = hidden_from_me();
+	// slurmctld's configuration, asked once: what it hides from this
+	// reader, and where its accounting is.
+	slurm_conf_t *conf = nullptr;
+	if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS)
+		conf = nullptr;
+	const Hidden hidden = hidden_from_me(conf);
 	std::string slurmctld_down;
 	if (hidden.partitions.empty())
 		slurmctld_down = partitions();
 	else
 		std::printf("unavailable partitions %s\n", hidden.partitions.c_str());
-	qos();
+	qos(conf);
+	if (conf)
+		slurm::free_conf(conf);
 	if (with_fairshare && hidden.fairshare.empty())
 		fairshare();
 	else if (with_fairshare)
