@@ -110,6 +110,9 @@ node_files() {
 	gos_policy "$GOS_DIR/node/run/gpuoversubd.sock" "$GOS_DIR/node/state" "$GOS_DIR/node/reports" true \
 		0000:17:00.0 0000:65:00.0 >"$n/gpuoversub.yaml"
 	echo 'advice: {persist: 1s}' >>"$n/gpuoversub.yaml"	# MPI advice within a test's time
+	# A node's restarted daemon ends what died with the node by its
+	# reconciler: within a test's time, and a bound the tests can name.
+	echo 'reconcile: {period: 5s, grace: 30s}' >>"$n/gpuoversub.yaml"
 }
 
 node_daemon_start() {
