@@ -8,6 +8,10 @@
 setup() {
 	BUILD=${BUILD:-build}
 	BUNDLE=$BUILD/gpuoversub-gpu-bundle.tar.gz
+	# A release whose gcc and glibc this nvcc cannot use (bundle.mk) has no
+	# bundle: each test says why.
+	why=$(tests/integration/gpu/nvcc-host.sh "${NVCC:-/usr/local/cuda/bin/nvcc}" "$BUILD/gpu-bundle/nvcc-host")
+	[ -z "$why" ] || skip "no GPU bundle on this release: $why"
 	[ -f "$BUNDLE" ] || skip "no $BUNDLE: make gpu-bundle"
 	[ "$(id -u)" -eq 0 ] || skip "the self-check registers jobs as the SPANK plugin does: root only"
 	tar -C "$BATS_TEST_TMPDIR" -xzf "$BUNDLE"

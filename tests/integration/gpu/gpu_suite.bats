@@ -16,6 +16,30 @@
 	done
 }
 
+@test "make check goes on without the GPU bundle where this release's gcc is too new for nvcc, and refuses where there is no nvcc" {
+	# An nvcc that answers as CUDA 13.0 does to gcc 16 (nvcc-host.sh).
+	mkdir -p "$BATS_TEST_TMPDIR/cuda"
+	cat >"$BATS_TEST_TMPDIR/cuda/nvcc" <<'NVCC'
+#!/bin/sh
+[ "$1" != --version ] || { echo 'Cuda compilation tools, release 99.0, V99.0.0'; exit 0; }
+echo '#error -- unsupported GNU version! gcc versions later than 15 are not supported!' >&2
+exit 1
+NVCC
+	chmod +x "$BATS_TEST_TMPDIR/cuda/nvcc"
+	run make --no-print-directory BUILD="$BATS_TEST_TMPDIR/build" NVCC="$BATS_TEST_TMPDIR/cuda/nvcc" check-features
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"make gpu-bundle and its self-check skipped on this release: nvcc 99.0 does not support the host compiler"* ]]
+	run make --no-print-directory BUILD="$BATS_TEST_TMPDIR/build" NVCC="$BATS_TEST_TMPDIR/none/nvcc" GOS_ALLOW_SKIP= check-features
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"set GOS_ALLOW_SKIP=gpu-bundle"* ]]
+	# bundle.bats names the release's reason in each skip.
+	run env BUILD="$BATS_TEST_TMPDIR/build" NVCC="$BATS_TEST_TMPDIR/cuda/nvcc" bats -f 'one tarball' tests/integration/gpu/bundle.bats
+	echo "$output"
+	[[ "$output" == *"# skip no GPU bundle on this release: nvcc 99.0 does not support the host compiler"* ]]
+}
+
 @test "the matrix's Python programs and the result scripts parse" {
 	run python3 -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \
 		tests/integration/gpu/*.py bench/gpu_results.py bench/gpu_matrix.py

@@ -11,12 +11,20 @@ GPU_BUNDLE_PROGRAMS := $(addprefix $(GPU_BUNDLE_CUDA)/,gpu_bench pool_app stream
 GPU_BUNDLE_SRC := $(wildcard tests/integration/gpu/bundle/*.sh tests/integration/gpu/*.sh tests/integration/gpu/*.py) \
 	tests/integration/wait.bash bench/relief.bash
 
-# Where nvcc cannot build (none; or, on Debian testing, a gcc and glibc
-# too new for CUDA 13.0), the bundle is skipped and the reason named.
-NVCC_UNUSABLE := $(shell tests/integration/gpu/nvcc-host.sh $(NVCC) $(BUILD)/gpu-bundle/nvcc-host)
+# Where nvcc cannot build, the bundle is skipped and the reason named. No
+# nvcc is a missing part (the CUDA toolkit): `make check` refuses without
+# it unless allowed. An nvcc that this release's gcc and glibc are too new
+# for (CUDA 13.0 on Debian testing) is the release's: bundle.bats runs and
+# skips, saying why (NVCC_HOST_CACHE: nvcc-host.sh's answer, kept).
+NVCC_HOST_CACHE := $(BUILD)/gpu-bundle/nvcc-host
+NVCC_UNUSABLE := $(shell tests/integration/gpu/nvcc-host.sh $(NVCC) $(NVCC_HOST_CACHE))
 ifneq ($(NVCC_UNUSABLE),)
-  $(call skip,gpu-bundle,make gpu-bundle and its self-check,$(NVCC_UNUSABLE) (set NVCC=))
-  SKIPPED_TESTS += tests/integration/gpu/bundle.bats
+  ifeq ($(shell test -x $(NVCC) && echo yes),)
+    $(call skip,gpu-bundle,make gpu-bundle and its self-check,$(NVCC_UNUSABLE) (set NVCC=))
+    SKIPPED_TESTS += tests/integration/gpu/bundle.bats
+  else
+    $(call lacks,gpu-bundle,make gpu-bundle and its self-check,$(NVCC_UNUSABLE); build the bundle on Debian 12 or 13)
+  endif
 endif
 
 # Machine code for each architecture and PTX of the last, which newer GPUs
@@ -43,5 +51,5 @@ $(GPU_BUNDLE): $(GPUD_BIN) $(CTL_BIN) $(AGENT_LIB) $(TEST_TOOLS) $(FAKECUDA_LIB)
 ifeq ($(SANITIZE),1)
   SKIPPED_TESTS += tests/integration/gpu/bundle.bats
 else
-  CHECK_DEPS += $(if $(filter gpu-bundle,$(SKIPPED)),,$(GPU_BUNDLE))
+  CHECK_DEPS += $(if $(NVCC_UNUSABLE),,$(GPU_BUNDLE))
 endif
