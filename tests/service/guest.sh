@@ -57,6 +57,15 @@ ask() {
 	[ "$answer" = "${2:-ok}" ] || { echo "asked '$1', answered '$answer'"; return 1; }
 }
 
+# Installed from the .debs (run.sh, GOS_SERVICE_DEBS): their postinst
+# enabled the unit, so systemd started it at boot; it is stopped for the
+# checks that follow, which start it themselves.
+the_package_started_it_at_boot() {
+	[ "$(systemctl is-enabled gpuoversubd)" = enabled ] || { echo "the unit is $(systemctl is-enabled gpuoversubd)"; return 1; }
+	wait_until 30 bash -c '[ "$(systemctl show -P ActiveState gpuoversubd)" = active ]' || return 1
+	gpuoversubctl status >/dev/null && systemctl stop gpuoversubd
+}
+
 ready_means_ready() {
 	systemctl start gpuoversubd || return 1
 	# At once: start returned on READY=1, which comes after the sockets listen.
@@ -211,6 +220,8 @@ the_facts_reader_reaches_slurmctld() {
 }
 
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
+[ ! -e /opt/gos/from-packages ] ||
+	check "the packages' postinst enabled the unit, and systemd started it at boot" the_package_started_it_at_boot
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
 check "it runs as its own user, with CAP_KILL alone" it_runs_as_its_own_user_with_one_capability
 check "a registration and an agent's allocation through the fake driver" a_job_allocates

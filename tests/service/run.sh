@@ -3,7 +3,10 @@
 # 32). ROOT is a Debian root with systemd in it, of this machine's
 # release, used up by this run; without one, make-root.sh makes one in
 # /var/tmp, removed at the end. gpuoversub is installed into it from
-# $BUILD (make install), with the shared libraries its programs load (as
+# $BUILD (make install), or, with GOS_SERVICE_DEBS=DIR, from the .debs in
+# DIR (.ci/packages.sh build's) by apt, as a site installs them: their
+# maintainer scripts make the user and enable the unit. Beside it: the
+# shared libraries its programs load (as
 # here), the module built against the kernel's headers, the fake CUDA
 # driver, the test program and the checks (guest.sh); the root is packed
 # whole into an initramfs, and Debian's kernel boots it in QEMU with
@@ -39,9 +42,26 @@ accel_probe "$out" "$image"
 echo "== building gpuoversub.ko against $headers"
 kmod/scripts/build-module.sh "$BUILD" "$headers" >"$out/module.log" 2>&1 || { cat "$out/module.log"; exit 1; }
 
-echo "== installing gpuoversub into $root"
-make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 install -d "$root/opt/gos/fakecuda" "$root/var/lib/prometheus/node-exporter"
+if [ -n "${GOS_SERVICE_DEBS:-}" ]; then
+	# The daemon's and the agent's packages (the plugin's would bring a
+	# slurmd the guest has no use for; the module is built below).
+	debs=("$GOS_SERVICE_DEBS"/gpuoversub_*.deb "$GOS_SERVICE_DEBS"/libgpuoversub_*.deb)
+	[ -f "${debs[0]}" ] && [ -f "${debs[1]}" ] || { echo "no gpuoversub and libgpuoversub .debs in $GOS_SERVICE_DEBS" >&2; exit 2; }
+	echo "== installing $(basename "${debs[0]}") and $(basename "${debs[1]}") into $root with apt"
+	install -d "$root/tmp/debs" && cp "${debs[@]}" "$root/tmp/debs/"
+	cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+	chroot "$root" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends /tmp/debs/*.deb' >"$out/install.log" 2>&1 ||
+		{ tail -30 "$out/install.log"; exit 1; }
+	rm -rf "$root/tmp/debs"
+	touch "$root/opt/gos/from-packages"	# guest.sh checks what the packages set up
+else
+	echo "== installing gpuoversub into $root"
+	make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
+	# The daemon's user, as a package's postinst makes it (sysusers.d).
+	systemd-sysusers --root="$root" gpuoversub.conf >/dev/null
+fi
 install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" $here/guest.sh "$root/opt/gos/"
 install -m 0644 tests/integration/wait.bash "$root/opt/gos/"
 ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
@@ -68,9 +88,8 @@ simulated_gpus:
   - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
 YAML
 grep -q '^gosuser:' "$root/etc/passwd" || chroot "$root" useradd -u 4242 -m gosuser
-# The daemon's user, as a package's postinst makes it (sysusers.d), and
-# the textfile directory handed to it, as gpuoversubd(8) tells an admin.
-systemd-sysusers --root="$root" gpuoversub.conf >/dev/null
+# The textfile directory handed to the daemon's user, as gpuoversubd(8)
+# tells an admin.
 chroot "$root" chown gpuoversub:gpuoversub /var/lib/prometheus/node-exporter
 # A one-node Slurm, its controller started by the last check, munge by
 # systemd at boot.
@@ -101,7 +120,7 @@ log=$out/console.log results=$out/results.log
 rm -f "$results"
 start=$(date +%s)
 # The console on the first serial port, the checks' lines on the second.
-timeout 600 qemu-system-x86_64 "${accel_args[@]}" -m 2048 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
+timeout 900 qemu-system-x86_64 "${accel_args[@]}" -m 2048 -smp 2 -nographic -no-reboot -nodefaults -serial stdio \
 	-serial "file:$results" \
 	-kernel "$image" -initrd "$out/root.cpio" \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet systemd.show_status=0" </dev/null >"$log" 2>&1 || true
