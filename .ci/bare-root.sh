@@ -76,13 +76,14 @@ up() {
 	forky) script=(/usr/share/debootstrap/scripts/sid) ;;
 	*) echo "bare-root: unknown release '$release' (bookworm, trixie or forky)" >&2; return 1 ;;
 	esac
+	[ -n "${GOS_ROOT_TARBALL:-}" ] || command -v debootstrap >/dev/null ||
+		{ echo "bare-root: no debootstrap (packaging/deps.sh ci)" >&2; return 1; }
 	root=$(mktemp -d "/var/tmp/gos-$release-root-XXXXXX")
 	chmod 755 "$root"
 	trap 'down "$root"' ERR
 	if [ -n "${GOS_ROOT_TARBALL:-}" ]; then
 		tar -C "$root" -xf "$GOS_ROOT_TARBALL"
 	else
-		command -v debootstrap >/dev/null || { echo "bare-root: no debootstrap (packaging/deps.sh ci)" >&2; return 1; }
 		debootstrap --variant=minbase "$release" "$root" http://deb.debian.org/debian "${script[@]}" \
 			>"$root.log" 2>&1 || { tail -20 "$root.log" >&2; rm -f "$root.log"; false; }
 		rm -f "$root.log"
