@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # CI's package steps, in two halves:
 #   .ci/packages.sh build WORK: the Debian packages built from a copy of the
-#     tree, lintian, the RPM spec through rpmbuild, all in WORK; CI runs it
-#     in the background beside the tree's own tests (it needs nothing of
-#     build/).
+#     tree (WORK/debs), lintian, the same one Debian revision up for the
+#     upgrade tests (WORK/next/debs), the RPM spec through rpmbuild, all in
+#     WORK; CI runs it in the background beside the tree's own tests (it
+#     needs nothing of build/).
 #   .ci/packages.sh test WORK: tests/package/packages.bats on them: install
 #     with apt, a Slurm job through the installed system, an upgrade to the
 #     next version under running jobs, purge (after `make check`: it takes
@@ -20,7 +21,7 @@ packaging/deps.sh package	# the packaging tools, from the one list
 
 source tests/package/debs.bash
 if [ "$half" = test ]; then
-	GOS_DEBS=$work/debs GOS_DEB_TREE=$work/src bats --verbose-run tests/package/packages.bats
+	GOS_DEBS=$work/debs GOS_DEBS_NEXT=$work/next/debs bats --verbose-run tests/package/packages.bats
 	echo "package tests: $(($(date +%s) - started)) s"
 	exit 0
 fi
@@ -48,6 +49,13 @@ lintian --fail-on error,warning --display-info "$work"/debs/*.changes >"$work/li
 grep -v 'running with root privileges' "$work/lintian.txt" | sed 's/^/  /' || true
 [ "$lint" -eq 0 ] || { echo "lintian found errors or warnings"; exit 1; }
 debs_built=$(date +%s)
+# The same tree one Debian revision up, its build outputs kept (-nc): the
+# version that the upgrade tests (packages.bats, and the booted guest's,
+# tests/service) install over these.
+next=$(debs_next "$work/src" "$work/next/src")
+debs_build "$work/next/src" "$work/next/debs" -nc
+rm -rf "$work/next/src"
+echo "the next version's packages ($next): $(($(date +%s) - debs_built)) s"
 
 # The spec, in the tree the .debs were built in: rpmbuild runs %build (make
 # finds the objects up to date), %install and the file lists, and writes the

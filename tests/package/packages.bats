@@ -6,8 +6,11 @@
 # upgrade to the next version under two running jobs; purge. Nothing from the
 # build tree but the test-only fake CUDA driver and the test program that
 # stands for a user's CUDA application. Needs root; run by .ci/packages.sh
-# with GOS_DEBS, the directory of the packages (version N), and GOS_DEB_TREE,
-# the tree they were built in, from which the test builds version N+1.
+# with GOS_DEBS, the directory of the packages (version N), and
+# GOS_DEBS_NEXT, that of the same tree one Debian revision up (N+1).
+# No systemd runs here: tests/package/systemd/systemctl stands in for it,
+# for what the maintainer scripts ask; the booted guest of tests/service
+# installs, upgrades and purges the daemon's packages under a real one.
 
 load ../integration/wait
 
@@ -21,8 +24,8 @@ any_installed() {
 }
 
 setup_file() {
-	[ -d "${GOS_DEBS:-}" ] && [ -d "${GOS_DEB_TREE:-}/debian" ] || {
-		echo "GOS_DEBS and GOS_DEB_TREE must name the packages and the tree they were built in" >&2
+	[ -d "${GOS_DEBS:-}" ] && [ -d "${GOS_DEBS_NEXT:-}" ] || {
+		echo "GOS_DEBS and GOS_DEBS_NEXT must name the directories of the packages and of the next version's" >&2
 		return 1
 	}
 	! any_installed || { echo "gpuoversub's packages are on this machine already: purge them first" >&2; return 1; }
@@ -58,7 +61,6 @@ slurm_env() {
 
 setup() {
 	source tests/package/systemd.bash
-	source tests/package/debs.bash
 	source tests/integration/slurm/harness.bash
 	slurm_env
 }
@@ -145,15 +147,14 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 }
 
 @test "an upgrade to the next version under two running jobs restarts the daemon and loses nothing" {
-	next=$(debs_next "$GOS_DEB_TREE" "$PKG_DIR/next/src")
-	debs_build "$PKG_DIR/next/src" "$PKG_DIR/next/debs" -nc
+	next=$(dpkg-deb -f "$(ls "$GOS_DEBS_NEXT"/gpuoversub_*.deb)" Version)
 	a=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script a 5)")
 	b=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script b 5)")	# 320 MiB of 256
 	wait_until 30 json_ok status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB and \
 		sum(t['host'] for t in d['gpus'][0]['tenants']) > 0"
 	before=$(daemon_pid)
 
-	systemd_apt install -y -q $(debs "$PKG_DIR/next/debs") >"$PKG_DIR/upgrade.log" 2>&1 || { cat "$PKG_DIR/upgrade.log"; false; }
+	systemd_apt install -y -q $(debs "$GOS_DEBS_NEXT") >"$PKG_DIR/upgrade.log" 2>&1 || { cat "$PKG_DIR/upgrade.log"; false; }
 	for p in "${PACKAGES[@]}"; do [ "$(dpkg-query -W -f '${Version}' "$p")" = "$next" ]; done
 	# The maintainer scripts restarted the daemon (a new process) ...
 	after=$(daemon_pid)

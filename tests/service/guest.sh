@@ -131,6 +131,26 @@ the_watchdog_restarts_a_hung_loop() {
 	[ $rc -eq 0 ] && wait_until 10 has_job 42
 }
 
+# The next version's packages (run.sh, GOS_SERVICE_NEXT_DEBS) installed
+# by apt under the running job: their postinst (dh_installsystemd's)
+# restarts the unit, and the job, its agent and its data stay.
+the_upgrade_restarts_it_under_a_running_job() {
+	local before next p
+	before=$(prop MainPID)
+	next=$(dpkg-deb -f "$(ls /opt/gos/next/gpuoversub_*.deb)" Version)
+	mkdir -p /var/cache/apt/archives/partial	# (left out of the guest's image)
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /opt/gos/next/*.deb || return 1
+	for p in gpuoversub libgpuoversub; do
+		[ "$(dpkg-query -W -f '${Version}' $p)" = "$next" ] ||
+			{ echo "$p is at $(dpkg-query -W -f '${Version}' $p), not $next"; return 1; }
+	done
+	[ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$before" ] ||
+		{ echo "state $(prop ActiveState), main pid $(prop MainPID) (before the upgrade $before)"; return 1; }
+	has_job 42 && ask "verify x" || return 1
+	wait_until 10 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
+		{ echo "status: '$(prop StatusText)'"; return 1; }
+}
+
 the_journal_has_priorities() {
 	journalctl -u gpuoversubd -p notice..notice -o cat --no-pager | grep -q "^gpuoversubd serving $sock" &&
 		! journalctl -u gpuoversubd -p warning -o cat --no-pager | grep -q "gpuoversubd serving"
@@ -219,6 +239,28 @@ the_facts_reader_reaches_slurmctld() {
 	return $rc
 }
 
+# apt purges the packages (last: the daemon is gone after it): prerm
+# stops the unit, postrm takes its directories, its user and group, and
+# gives the loaded module's control node back to root; nothing of the
+# daemon's user runs on.
+purge_stops_it_and_leaves_nothing() {
+	local pid uid f rc=0
+	pid=$(prop MainPID) uid=$(id -u gpuoversub)
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -q gpuoversub libgpuoversub || return 1
+	! kill -0 "$pid" 2>/dev/null || { echo "the daemon ($pid) still runs"; rc=1; }
+	[ -z "$(ps -o pid= -u "$uid")" ] || { echo "uid $uid still runs:"; ps -o pid,cmd -u "$uid"; rc=1; }
+	[ "$(systemctl show -P LoadState gpuoversubd)" = not-found ] ||
+		{ echo "the unit is $(systemctl show -P LoadState gpuoversubd)"; rc=1; }
+	for f in /etc/gpuoversub /var/lib/gpuoversub /var/log/gpuoversub /run/gpuoversub /usr/sbin/gpuoversubd \
+		/usr/lib/libgpuoversub.so /lib/systemd/system/gpuoversubd.service /usr/lib/systemd/system/gpuoversubd.service \
+		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service; do
+		[ ! -e "$f" ] || { echo "left behind: $f"; rc=1; }
+	done
+	! getent passwd gpuoversub && ! getent group gpuoversub || { echo "the user or group is left"; rc=1; }
+	[ "$(stat -c %U /dev/gpuoversub-control)" = root ] || { ls -l /dev/gpuoversub-control; rc=1; }
+	return $rc
+}
+
 echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime) s)"
 [ ! -e /opt/gos/from-packages ] ||
 	check "the packages' postinst enabled the unit, and systemd started it at boot" the_package_started_it_at_boot
@@ -229,12 +271,18 @@ check "systemctl reload applies the policy" reload_applies
 check "systemctl restart keeps the registered job and its data" restart_keeps_the_job
 check "systemctl kill -s KILL: restarted, the job kept" killed_it_comes_back
 check "a hung event loop: the watchdog restarts the daemon" the_watchdog_restarts_a_hung_loop
+[ ! -d /opt/gos/next ] ||
+	check "apt upgrades the packages under a running job: the unit restarted, the job kept" \
+		the_upgrade_restarts_it_under_a_running_job
 check "the journal carries the daemon's lines with their priorities" the_journal_has_priorities
 check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
 check "the sandbox and the daemon's user refuse a directory outside them, by name" the_sandbox_refuses_a_directory_outside_it
 check "the daemon, not root, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
+[ ! -e /opt/gos/from-packages ] ||
+	check "apt purges the packages: the daemon stopped, nothing of it left, its user included" \
+		purge_stops_it_and_leaves_nothing
 echo "1..$n"
 echo "GOS: done, $failed failed"
 systemctl --no-block poweroff

@@ -5,10 +5,12 @@
 # /var/tmp, removed at the end. gpuoversub is installed into it from
 # $BUILD (make install), or, with GOS_SERVICE_DEBS=DIR, from the .debs in
 # DIR (.ci/packages.sh build's) by apt, as a site installs them: their
-# maintainer scripts make the user and enable the unit. Beside it: the
-# shared libraries its programs load (as
-# here), the module built against the kernel's headers, the fake CUDA
-# driver, the test program and the checks (guest.sh); the root is packed
+# maintainer scripts make the user and enable the unit; with
+# GOS_SERVICE_NEXT_DEBS=DIR as well, the next version's, which the guest
+# installs over them under a running job, before it purges them. Beside
+# it: the shared libraries its programs load (as here), the module built
+# against the kernel's headers, the fake CUDA driver, the test program and
+# the checks (guest.sh); the root is packed
 # whole into an initramfs, and Debian's kernel boots it in QEMU with
 # systemd as its init (KVM where it works, else TCG). The guest's checks
 # print TAP lines on a second serial port; this script prints them and
@@ -55,7 +57,13 @@ if [ -n "${GOS_SERVICE_DEBS:-}" ]; then
 		apt-get install -y -q --no-install-recommends /tmp/debs/*.deb' >"$out/install.log" 2>&1 ||
 		{ tail -30 "$out/install.log"; exit 1; }
 	rm -rf "$root/tmp/debs"
-	touch "$root/opt/gos/from-packages"	# guest.sh checks what the packages set up
+	touch "$root/opt/gos/from-packages"	# guest.sh checks what the packages set up, and purges them
+	if [ -n "${GOS_SERVICE_NEXT_DEBS:-}" ]; then
+		next=("$GOS_SERVICE_NEXT_DEBS"/gpuoversub_*.deb "$GOS_SERVICE_NEXT_DEBS"/libgpuoversub_*.deb)
+		[ -f "${next[0]}" ] && [ -f "${next[1]}" ] ||
+			{ echo "no gpuoversub and libgpuoversub .debs in $GOS_SERVICE_NEXT_DEBS" >&2; exit 2; }
+		install -d "$root/opt/gos/next" && cp "${next[@]}" "$root/opt/gos/next/"	# guest.sh upgrades to them
+	fi
 else
 	echo "== installing gpuoversub into $root"
 	make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
