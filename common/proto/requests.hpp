@@ -40,6 +40,7 @@ struct FixedPayload {
 	static_assert(std::is_trivially_copyable_v<T>);
 	static constexpr Body kind = Body::fixed;
 	static constexpr std::size_t min = sizeof(T), max = sizeof(T), record = 0;
+	using type = T;
 	template <class C>
 	static auto send(C &client, std::uint16_t type, const T &req)
 	{
@@ -53,6 +54,8 @@ struct RecordsPayload {
 	static constexpr Body kind = Body::records;
 	static constexpr std::size_t min = sizeof(Head) + sizeof(Record), max = sizeof(Head) + Most * sizeof(Record),
 				     record = sizeof(Record), most = Most;
+	using head_type = Head;
+	using record_type = Record;
 	template <class C>
 	static auto send(C &client, std::uint16_t type, const Head &head, const Record *records, std::size_t count)
 	{

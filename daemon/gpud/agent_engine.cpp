@@ -19,7 +19,7 @@ public:
 	void flush() override { orders_.flush(); }
 	void tick() override { orders_.tick(); }
 	bool serves_allocations() const override { return true; }
-	Reply call(Call method, Session &s, const proto::Frame &f) override { return (calls_.*method)(s, f); }
+	EngineHandlers *handlers() override { return &calls_; }
 
 private:
 	OrderRouter orders_;
@@ -40,10 +40,7 @@ public:
 	void flush() override {}
 	void tick() override {}
 	bool serves_allocations() const override { return false; }
-	Reply call(Call, Session &, const proto::Frame &) override
-	{
-		return {-EOPNOTSUPP, "this node's engine is gpuoversub.ko: make this call on /dev/gpuoversub", {}};
-	}
+	EngineHandlers *handlers() override { return nullptr; }
 };
 
 } // namespace

@@ -11,11 +11,9 @@
 #include <vector>
 
 #include "common/config/config.hpp"
-#include "common/proto/wire.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/ledger.hpp"
-#include "daemon/gpud/reply.hpp"
 #include "daemon/gpud/sessions.hpp"
 
 namespace gos::gpud {
@@ -24,7 +22,6 @@ class EngineHandlers;
 
 class AgentEngine {
 public:
-	using Call = Reply (EngineHandlers::*)(Session &, const proto::Frame &);
 	virtual ~AgentEngine() = default;
 
 	// At hello: the session's engine client (0 when the agent's engine is
@@ -40,8 +37,10 @@ public:
 	// Whether the engine's host memory is the daemon's to limit
 	// (host_spill_limit is enforced where the daemon serves the allocations).
 	virtual bool serves_allocations() const = 0;
-	// An agent's engine request: served, or answered with where to make it.
-	virtual Reply call(Call method, Session &s, const proto::Frame &f) = 0;
+	// What serves the agents' engine requests here: the daemon's engine's
+	// handlers, or none when they make them on /dev/gpuoversub (routes.cpp
+	// then answers them with where).
+	virtual EngineHandlers *handlers() = 0;
 };
 
 std::unique_ptr<AgentEngine> agent_engine(const config::Config &cfg, Engine &engine, SessionTable &sessions,

@@ -1,5 +1,4 @@
 // An agent's requests about itself and its job.
-#include <cstring>
 
 #include "common/util/json_text.hpp"
 #include "common/util/log.hpp"
@@ -22,11 +21,8 @@ Reply too_many_ranks(std::uint64_t job, std::uint64_t cap)
 // A refused hello also ends its connection, so a flood of them costs its
 // sender a connection each, which the server bounds per uid; past the
 // uid's budget of refusals it costs the daemon no /proc walk.
-Reply AgentHandlers::hello(Session &s, const proto::Frame &f)
+Reply AgentHandlers::hello(Session &s, const gos_req_hello &req)
 {
-	gos_req_hello req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}, true};
 	if (s.job)
 		return {-EALREADY, "this connection already said hello", {}};	// an agent's: kept
 	TokenBucket &refused = refused_hellos_.try_emplace(s.peer.uid, 32, 8).first->second;
@@ -81,11 +77,8 @@ Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
 	return {0, {}, raw(rep)};
 }
 
-Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
+Reply AgentHandlers::rank(Session &s, const gos_req_rank &req)
 {
-	gos_req_rank req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
 	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::printable_name(req.node))
 		return {-EINVAL, "a rank needs 0 <= rank, local rank < world size and a NUL-terminated node name "
@@ -101,18 +94,12 @@ Reply AgentHandlers::rank(Session &s, const proto::Frame &f)
 }
 
 // Rank 0's gather at MPI_Finalize: records for the job's report.
-Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
+Reply AgentHandlers::rank_report(Session &s, const gos_req_rank_report &head,
+				 std::span<const gos_rank_record> records)
 {
-	gos_req_rank_report head;
-	if (f.payload.size() < sizeof head)
-		return {-EINVAL, "a rank report starts with its record count", {}};
-	std::memcpy(&head, f.payload.data(), sizeof head);
-	if (!head.count || head.count > GOS_RANK_REPORT_MAX || head.pad ||
-	    f.payload.size() != sizeof head + std::size_t(head.count) * sizeof(gos_rank_record))
+	if (head.count != records.size() || head.pad)
 		return {-EINVAL, "a rank report holds 1 to " + std::to_string(GOS_RANK_REPORT_MAX) +
 					 " records, exactly as many as it says", {}};
-	std::vector<gos_rank_record> records(head.count);
-	std::memcpy(records.data(), f.payload.data() + sizeof head, records.size() * sizeof(gos_rank_record));
 	for (const auto &r : records)
 		if (r.rank < 0 || !proto::printable_name(r.node))
 			return {-EINVAL, "a rank record needs a rank >= 0 and a NUL-terminated node name of valid UTF-8 "
@@ -133,11 +120,8 @@ Reply AgentHandlers::rank_report(Session &s, const proto::Frame &f)
 	return {0, {}, {}};
 }
 
-Reply AgentHandlers::activity(Session &s, const proto::Frame &f)
+Reply AgentHandlers::activity(Session &s, const gos_req_activity &req)
 {
-	gos_req_activity req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size())
 		return {-EINVAL, "not one of the job's GPUs", {}};
@@ -146,11 +130,8 @@ Reply AgentHandlers::activity(Session &s, const proto::Frame &f)
 	return {};
 }
 
-Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
+Reply AgentHandlers::meminfo(Session &s, const gos_req_meminfo &req)
 {
-	gos_req_meminfo req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	const Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size() || req.pad)
 		return {-EINVAL, "not one of the job's GPUs", {}};
@@ -174,7 +155,7 @@ Reply AgentHandlers::meminfo(Session &s, const proto::Frame &f)
 }
 
 // The report so far of the agent's job, by the same rule as REPORT.
-Reply AgentHandlers::stats(Session &s, const proto::Frame &)
+Reply AgentHandlers::stats(Session &s)
 {
 	const Job &job = ledger_.at(s.job);
 	if (!may_read_job(s.peer, job.uid))

@@ -32,7 +32,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  slurm_(ledger_, reconciler_, discovery_.gpus),
 	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *agent_engine_),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
-	  routes_(slurm_, agent_, *agent_engine_, query_)
+	  routes_({slurm_, agent_, agent_engine_->handlers(), query_})
 {
 	for (const Gpu &g : discovery_.gpus) {
 		int err = engine_.control->gpu_add(g.index, g.memory, std::min(cfg_.start.reserve, g.memory - 1));

@@ -6,11 +6,8 @@
 
 namespace gos::gpud {
 
-Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
+Reply EngineHandlers::alloc(Session &s, const gos_req_alloc &req)
 {
-	gos_req_alloc req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size())
 		return {-EINVAL, "GPU " + std::to_string(req.gpu) + " is not one of the job's " +
@@ -66,39 +63,27 @@ Reply EngineHandlers::alloc(Session &s, const proto::Frame &f)
 	return {0, {}, raw(rep)};
 }
 
-Reply EngineHandlers::free_buffer(Session &s, const proto::Frame &f)
+Reply EngineHandlers::free_buffer(Session &s, const gos_req_buffer &req)
 {
-	gos_req_buffer req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	int err = engine_.free(orders_.client_of(s.id), req.buffer);
 	return {err, err ? "no such buffer of this process" : "", {}};
 }
 
-Reply EngineHandlers::set_priority(Session &s, const proto::Frame &f)
+Reply EngineHandlers::set_priority(Session &s, const gos_req_priority &req)
 {
-	gos_req_priority req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	int err = engine_.set_priority(orders_.client_of(s.id), req.buffer, req.offset, req.length, req.priority);
 	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
 }
 
-Reply EngineHandlers::order_done(Session &s, const proto::Frame &f)
+Reply EngineHandlers::order_done(Session &s, const gos_req_order_done &req)
 {
-	gos_req_order_done req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	int err = orders_.done(s, req.order, req.ok != 0);
 	return {err, err ? "no such order outstanding (expired, or its buffer was freed): restore the placement "
 			   "the daemon last gave": "", {}};
 }
 
-Reply EngineHandlers::placement(Session &s, const proto::Frame &f)
+Reply EngineHandlers::placement(Session &s, const gos_req_placement &req)
 {
-	gos_req_placement req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	if (!req.count || req.count > GOS_PLACEMENT_MAX)
 		return {-EINVAL, "ask for 1 to " + std::to_string(GOS_PLACEMENT_MAX) + " chunks", {}};
 	std::string states(req.count, '\0');

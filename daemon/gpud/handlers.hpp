@@ -1,10 +1,11 @@
-// The daemon's request handlers, grouped by caller; each group's are
-// declared from the request table (requests.def, handler_decls.hpp). Who
-// may call each is decided once, by the route table (routes.hpp), before a
-// handler runs: a handler checks only its request.
+// The daemon's request handlers, grouped by caller. Each serves one row of
+// the request table (requests.def), routed by routes.cpp, which decides
+// who may call it and decodes its payload once, before it runs: a handler
+// gets its request typed and checks only what the type cannot say.
 #pragma once
 
 #include <map>
+#include <span>
 #include <vector>
 
 #include "common/config/config.hpp"
@@ -32,8 +33,10 @@ public:
 		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus)
 	{
 	}
-#define GOS_HANDLERS_SLURM
-#include "daemon/gpud/handler_decls.hpp"
+	Reply step_register(Session &s, const gos_req_step &req);
+	Reply step_end(Session &s, const gos_req_step_ref &req);
+	Reply task_register(Session &s, const gos_req_task &req);
+	Reply job_end(Session &s, const gos_req_job &req);
 
 private:
 	JobLedger &ledger_;
@@ -50,8 +53,12 @@ public:
 		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), agent_engine_(agent_engine)
 	{
 	}
-#define GOS_HANDLERS_AGENT
-#include "daemon/gpud/handler_decls.hpp"
+	Reply hello(Session &s, const gos_req_hello &req);
+	Reply activity(Session &s, const gos_req_activity &req);
+	Reply stats(Session &s);
+	Reply meminfo(Session &s, const gos_req_meminfo &req);
+	Reply rank(Session &s, const gos_req_rank &req);
+	Reply rank_report(Session &s, const gos_req_rank_report &head, std::span<const gos_rank_record> records);
 
 private:
 	Reply admit(Session &s, const gos_req_hello &req);
@@ -76,8 +83,11 @@ public:
 		: cfg_(cfg), ledger_(ledger), engine_(engine), orders_(orders), gpus_(gpus)
 	{
 	}
-#define GOS_HANDLERS_ENGINE
-#include "daemon/gpud/handler_decls.hpp"
+	Reply alloc(Session &s, const gos_req_alloc &req);
+	Reply free_buffer(Session &s, const gos_req_buffer &req);
+	Reply set_priority(Session &s, const gos_req_priority &req);
+	Reply order_done(Session &s, const gos_req_order_done &req);
+	Reply placement(Session &s, const gos_req_placement &req);
 
 private:
 	const config::Config &cfg_;
@@ -95,8 +105,11 @@ public:
 		: cfg_(cfg), ledger_(ledger), views_(views), gpus_(gpus)
 	{
 	}
-#define GOS_HANDLERS_QUERY
-#include "daemon/gpud/handler_decls.hpp"
+	Reply status(Session &s);
+	Reply jobs(Session &s);
+	Reply report(Session &s, const gos_req_job &req);
+	Reply explain(Session &s, const gos_req_job &req);
+	Reply requests(Session &s);
 
 private:
 	const config::Config &cfg_;

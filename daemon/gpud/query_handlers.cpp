@@ -11,18 +11,18 @@
 
 namespace gos::gpud {
 
-Reply QueryHandlers::status(Session &, const proto::Frame &)
+Reply QueryHandlers::status(Session &)
 {
 	return {0, {}, json_text(views_.status())};
 }
 
-Reply QueryHandlers::jobs(Session &, const proto::Frame &)
+Reply QueryHandlers::jobs(Session &)
 {
 	return {0, {}, json_text(views_.jobs())};
 }
 
 // The request table, and the values of the settings its costs name.
-Reply QueryHandlers::requests(Session &, const proto::Frame &)
+Reply QueryHandlers::requests(Session &)
 {
 	nlohmann::json rows = nlohmann::json::array();
 	for (const proto::RequestRow &r : proto::request_table()) {
@@ -43,11 +43,8 @@ Reply QueryHandlers::requests(Session &, const proto::Frame &)
 }
 
 // Why a running job has its shares.
-Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
+Reply QueryHandlers::explain(Session &s, const gos_req_job &req)
 {
-	gos_req_job req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	const Job *job = ledger_.find(req.job_id);
 	if (!job || job->ended)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
@@ -57,11 +54,8 @@ Reply QueryHandlers::explain(Session &s, const proto::Frame &f)
 }
 
 // A running job's report so far, or an ended job's from the report directory.
-Reply QueryHandlers::report(Session &s, const proto::Frame &f)
+Reply QueryHandlers::report(Session &s, const gos_req_job &req)
 {
-	gos_req_job req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	std::string refused = "job " + std::to_string(req.job_id) + " belongs to another user";
 	if (const Job *job = ledger_.find(req.job_id)) {
 		if (!may_read_job(s.peer, job->uid))

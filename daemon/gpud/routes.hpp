@@ -1,11 +1,10 @@
 // The route table: which handler serves each request type, and who may
-// call it, both from the request table (requests.def). The permission is
-// decided here, once, before any handler runs.
+// call it (requests.def). The permission is decided here, once, and the
+// payload decoded to its row's type, before any handler runs.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -16,22 +15,24 @@
 
 namespace gos::gpud {
 
+// The handlers, by group. engine is null where the agents' engine is the
+// kernel's: its rows are then answered with where to make the call.
+struct HandlerGroups {
+	SlurmHandlers &slurm;
+	AgentHandlers &agent;
+	EngineHandlers *engine;
+	QueryHandlers &query;
+};
+
 class Routes {
 public:
-	// The agents' engine requests go to where their engine is: served by
-	// the daemon's own, or answered with where to make them instead.
-	Routes(SlurmHandlers &slurm, AgentHandlers &agent, AgentEngine &engine, QueryHandlers &query);
+	explicit Routes(const HandlerGroups &groups) : groups_(groups) {}
 	Reply dispatch(Session &s, const proto::Frame &f) const;
 	// Why s may not send a frame of this type (its header is enough); nullopt if it may.
 	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;
 
 private:
-	using Handler = std::function<Reply(Session &, const proto::Frame &)>;
-	struct Route {
-		proto::Caller who;	// as requests.def says; an owner's request is anyone's here
-		Handler run;
-	};
-	std::map<std::uint16_t, Route> table_;
+	HandlerGroups groups_;
 };
 
 } // namespace gos::gpud

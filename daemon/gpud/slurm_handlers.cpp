@@ -17,11 +17,8 @@ Reply reply(const std::optional<Refusal> &refused)
 
 } // namespace
 
-Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
+Reply SlurmHandlers::step_register(Session &, const gos_req_step &req)
 {
-	gos_req_step req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	if (!req.job_id)
 		return {-EINVAL, "job id 0", {}};
 	if (!req.ngpus || req.ngpus > GOS_MAX_STEP_GPUS)
@@ -46,29 +43,20 @@ Reply SlurmHandlers::step_register(Session &, const proto::Frame &f)
 	return reply(refused);
 }
 
-Reply SlurmHandlers::step_end(Session &, const proto::Frame &f)
+Reply SlurmHandlers::step_end(Session &, const gos_req_step_ref &req)
 {
-	gos_req_step_ref req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	return reply(ledger_.end_step(req.job_id, req.step_id));
 }
 
 // The epilog's word that the job is over, whatever steps did not say so
 // (a slurmstepd killed before its exit hook).
-Reply SlurmHandlers::job_end(Session &, const proto::Frame &f)
+Reply SlurmHandlers::job_end(Session &, const gos_req_job &req)
 {
-	gos_req_job req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	return reply(ledger_.end_job(req.job_id));
 }
 
-Reply SlurmHandlers::task_register(Session &, const proto::Frame &f)
+Reply SlurmHandlers::task_register(Session &, const gos_req_task &req)
 {
-	gos_req_task req;
-	if (auto why = proto::decode(f, req))
-		return {-EINVAL, *why, {}};
 	const pid_t limit = pid_max();	// pids are below it
 	if (req.pid < 2 || req.pid >= static_cast<std::uint32_t>(limit))
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task: pids run from 2 to " +
