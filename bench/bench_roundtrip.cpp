@@ -176,14 +176,14 @@ int main(int argc, char **argv)
 		gos_req_step step{};
 		step.job_id = 1;
 		step.ngpus = 1;
-		if (root.call(GOS_REQ_STEP_REGISTER, step).status)
+		if (root.step_register(step).status)
 			throw std::runtime_error("step register failed");
 		gos_req_task task{1, 0, static_cast<std::uint32_t>(::getpid())};
-		if (root.call(GOS_REQ_TASK_REGISTER, task).status)
+		if (root.task_register(task).status)
 			throw std::runtime_error("task register failed");
 		gos::proto::Client agent(sock);
 		gos_req_hello hello{static_cast<std::uint32_t>(::getpid()), 0, 0, 1, 1};
-		if (agent.call(GOS_REQ_HELLO, hello).status)
+		if (agent.hello(hello).status)
 			throw std::runtime_error("hello failed");
 		const int reps = 20000;
 		std::vector<double> t, echo;
@@ -192,12 +192,9 @@ int main(int argc, char **argv)
 			echo.push_back(echoer.once_us());
 			gos_req_alloc req{0, 8, 0, 0, 2 << 20};
 			auto start = clock_type::now();
-			auto rep = agent.call(GOS_REQ_ALLOC, req);
+			auto rep = agent.alloc(req);
 			t.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - start).count());
-			gos_rep_alloc a;
-			std::memcpy(&a, rep.body.data(), sizeof a);
-			gos_req_buffer f{a.buffer};
-			agent.call(GOS_REQ_FREE, f);
+			agent.free_buffer(gos_req_buffer{rep.value.buffer});
 		}
 		// The paired ratio: each round trip against the echo just before it,
 		// which saw the same load.

@@ -1,30 +1,20 @@
 // The plugin's requests to gpuoversubd, each on a short-lived connection
 // with a timeout, so a hung daemon cannot hang a job launch. As root they go
 // to the daemon's root socket, which users flooding the public one cannot
-// starve.
+// starve. Each is made with its row's typed stub:
+//   ask_daemon(socket, [&](proto::Client &c) { return c.step_register(req); })
+// A daemon that does not run answers -ENOTCONN, which callers may pass
+// over; an exchange that broke (a reply over the frame limit, no answer in
+// time) -EPROTO, which they log as an error.
 #pragma once
 
-#include <cstdint>
+#include <functional>
 #include <string>
-#include <vector>
 
-#include <gpuoversub/abi.h>
+#include "common/proto/client.hpp"
 
 namespace gos::spank {
 
-struct Outcome {
-	int status = 0;		// 0, -errno from the daemon, -ENOTCONN when none runs, -EPROTO when the exchange broke
-	std::string error;	// why, for the log
-	std::string body;
-	bool ok() const { return status == 0; }
-};
-
-Outcome ask_daemon(const std::string &socket, std::uint16_t type, const void *payload, std::size_t len);
-
-template <class T>
-Outcome ask_daemon(const std::string &socket, std::uint16_t type, const T &payload)
-{
-	return ask_daemon(socket, type, &payload, sizeof payload);
-}
+proto::Reply ask_daemon(const std::string &socket, const std::function<proto::Reply(proto::Client &)> &call);
 
 } // namespace gos::spank

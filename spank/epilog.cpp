@@ -48,7 +48,7 @@ bool comment_wanted(const PlugstackArgs &args)
 }
 
 // The daemon's reply to REPORT; nullopt if it is none.
-std::optional<report::Report> parsed_report(const std::string &body)
+std::optional<report::Report> parsed_report(const proto::Bytes &body)
 {
 	try {
 		return nlohmann::json::parse(body).get<report::Report>();
@@ -60,7 +60,7 @@ std::optional<report::Report> parsed_report(const std::string &body)
 // Why a job has no report: not this node's or no daemon (debug), or an
 // exchange that failed (a reply over the frame limit, say: an error, so
 // that a missing AdminComment part is explained in slurmd's log).
-void no_report(std::uint64_t job, const Outcome &rep)
+void no_report(std::uint64_t job, const proto::Reply &rep)
 {
 	if (rep.status == -ENOENT || rep.status == -ENOTCONN)
 		slurm_debug("[gpuoversub] job %lu: no eviction report: %s", static_cast<unsigned long>(job), rep.error.c_str());
@@ -75,8 +75,8 @@ void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who,
 	if (!comment_wanted(args))
 		return;
 	gos_req_job req{job};
-	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
-	if (!rep.ok())
+	proto::Reply rep = ask_daemon(args.socket, [&](proto::Client &c) { return c.report(req); });
+	if (rep.status)
 		return no_report(job, rep);
 	auto report = parsed_report(rep.body);
 	if (!report || report->ended.empty())
@@ -113,9 +113,9 @@ void report_job_end(const PlugstackArgs &args)
 		return;
 	gos_req_job req{std::strtoull(id, nullptr, 10)};
 	// Ends what its steps left (ENOENT: they all ended, or it was never ours).
-	ask_daemon(args.socket, GOS_REQ_JOB_END, req);
-	Outcome rep = ask_daemon(args.socket, GOS_REQ_REPORT, req);
-	if (!rep.ok())
+	ask_daemon(args.socket, [&](proto::Client &c) { return c.job_end(req); });
+	proto::Reply rep = ask_daemon(args.socket, [&](proto::Client &c) { return c.report(req); });
+	if (rep.status)
 		return no_report(req.job_id, rep);
 	auto report = parsed_report(rep.body);
 	if (!report) {

@@ -41,6 +41,8 @@ extern "C" {
 
 using namespace gos::spank;
 using gos::config::Request;
+using gos::proto::Client;
+using gos::proto::Reply;
 
 namespace {
 
@@ -213,8 +215,8 @@ void register_step(spank_t sp)
 	std::snprintf(req.shards_reason, sizeof req.shards_reason, "%s", shards.reason.c_str());
 	if (!shards.reason.empty())
 		slurm_info("[gpuoversub] job %u: shards unknown, weight 1: %s", job, shards.reason.c_str());
-	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_REGISTER, req);
-	if (!o.ok()) {
+	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.step_register(req); });
+	if (o.status) {
 		slurm_error("[gpuoversub] job %u step %u: gpuoversubd did not register the step: %s", job, step,
 			    o.error.c_str());
 		return;
@@ -230,8 +232,8 @@ int remote_post_opt(spank_t sp)
 		return 0;	// each task fails (task_init): failing here would drain the node
 	if (!state.effective.enabled())
 		return 0;
-	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STATUS, nullptr, 0);
-	if (!o.ok()) {
+	Reply o = ask_daemon(state.args.socket, [](Client &c) { return c.status(); });
+	if (o.status) {
 		if (state.args.fail_when_daemon_down) {
 			// Failing here would fail the launch and drain the node;
 			// each task fails instead (task_init).
@@ -282,8 +284,8 @@ int remote_task_privileged(spank_t sp)
 	register_step(sp);
 	auto [job, step] = job_and_step(sp);
 	gos_req_task t{job, step, static_cast<std::uint32_t>(getpid())};
-	Outcome o = ask_daemon(state.args.socket, GOS_REQ_TASK_REGISTER, t);
-	if (!o.ok())
+	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.task_register(t); });
+	if (o.status)
 		slurm_error("[gpuoversub] job %u: task %u not registered: %s", job, t.pid, o.error.c_str());
 	return 0;
 }
@@ -310,8 +312,8 @@ int remote_exit(spank_t sp)
 		return 0;
 	auto [job, step] = job_and_step(sp);
 	gos_req_step_ref ref{job, step, 0};
-	Outcome o = ask_daemon(state.args.socket, GOS_REQ_STEP_END, ref);
-	if (!o.ok() && o.status != -ENOENT)
+	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.step_end(ref); });
+	if (o.status && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
 	comment_when_over(state.args, job, part_of(sp), step == SLURM_BATCH_SCRIPT);
 	return 0;

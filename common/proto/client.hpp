@@ -112,6 +112,19 @@ public:
 #include <gpuoversub/requests.def>
 #undef GOS_REQUEST
 
+	// The same halves and the unawaited form for a row with a fixed
+	// payload, its type checked against the row's: send<GOS_REQ_X>(req).
+	template <std::uint16_t Type>
+	std::uint32_t send(const typename Request<Type>::In::type &req)
+	{
+		return send(Type, &req, sizeof req);
+	}
+	template <std::uint16_t Type>
+	void post(const typename Request<Type>::In::type &req)
+	{
+		post(Type, &req, sizeof req);
+	}
+
 	// Without a reader: the next pushed order, waiting up to timeout_ms.
 	std::optional<gos_wire_order> next_order(int timeout_ms);
 	int fd() const { return fd_; }

@@ -42,7 +42,7 @@ public:
 	int free(std::uint64_t buffer) override
 	{
 		gos_req_buffer req{buffer};
-		return guarded([&] { return daemon_.post(GOS_REQ_FREE, &req, sizeof req), 0; });
+		return guarded([&] { return daemon_.post<GOS_REQ_FREE>(req), 0; });
 	}
 	int set_priority(const gos_req_priority &req) override
 	{
@@ -70,7 +70,7 @@ public:
 		std::vector<std::uint32_t> seqs;
 		int lost = guarded([&] {
 			for (const gos_req_order_done &a : acks)
-				seqs.push_back(daemon_.send(GOS_REQ_ORDER_DONE, &a, sizeof a));
+				seqs.push_back(daemon_.send<GOS_REQ_ORDER_DONE>(a));
 			for (std::uint32_t seq : seqs)
 				results.push_back(status(daemon_.await(seq)));
 			return 0;
@@ -85,7 +85,7 @@ public:
 	int activity(std::uint32_t gpu, std::uint32_t launches) override
 	{
 		gos_req_activity req{gpu, launches};
-		return guarded([&] { return daemon_.post(GOS_REQ_ACTIVITY, &req, sizeof req), 0; });
+		return guarded([&] { return daemon_.post<GOS_REQ_ACTIVITY>(req), 0; });
 	}
 	int rank(const gos_req_rank &req) override
 	{
