@@ -204,7 +204,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		return -EFAULT;
 	switch (cmd) {
 	case GOS_IOC_ALLOC:
-		if (gos_alloc_flags_of_wire(a.alloc.flags, &flags) || a.alloc.buffer || a.alloc.pad)
+		if (gos_alloc_flags_of_wire(a.alloc.flags, &flags) || a.alloc.buffer || a.alloc.layout)
 			return -EINVAL;
 		err = gos_tenant_of_current(a.alloc.gpu, &tenant);
 		if (err)
@@ -219,7 +219,7 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		a.alloc.host_bytes = res.host_bytes;
 		a.alloc.waiting_bytes = res.waiting_bytes;
 		/* the engine's layout: no placement to ask */
-		a.alloc.pad = GOS_ALLOC_IN_ORDER;
+		a.alloc.layout = GOS_ALLOC_IN_ORDER;
 		return copy_to_user(arg, &a.alloc, sizeof(a.alloc)) ? -EFAULT : 0;
 	case GOS_IOC_FREE:
 		err = gos_free(gos_eng, f->client, a.buffer.buffer);

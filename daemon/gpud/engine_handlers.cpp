@@ -59,7 +59,7 @@ Reply EngineHandlers::alloc(Session &s, const gos_req_alloc &req)
 	rep.host_bytes = res.host_bytes;
 	rep.waiting_bytes = res.waiting_bytes;
 	rep.numa_node = gpus_[job.gpus[req.gpu].node_gpu].numa_node;
-	rep.pad = GOS_ALLOC_IN_ORDER;	// the engine's layout (gos_alloc_result): the agent asks no more
+	rep.layout = GOS_ALLOC_IN_ORDER;	// the engine's layout (gos_alloc_result): the agent asks no more
 	return {0, {}, raw(rep)};
 }
 

@@ -113,13 +113,13 @@ struct gos_req_alloc {
 };
 
 /*
- * Where the new buffer's chunks are. With GOS_ALLOC_IN_ORDER in pad (every
+ * Where the new buffer's chunks are. With GOS_ALLOC_IN_ORDER in layout (every
  * engine since the flag was defined sets it): its first device_bytes on the
  * device, the next waiting_bytes waiting for space (kept on the host until a
  * SETTLED notice says where they went), its last host_bytes on the host, so
  * nothing more need be asked. Without it (an older engine) only a buffer
  * wholly in one place is known; the rest is asked with GOS_REQ_PLACEMENT.
- * gos_ioc_alloc carries the same, its pad (in: 0) the same flag out.
+ * gos_ioc_alloc carries the same, its layout (in: 0) the same flag out.
  */
 #define GOS_ALLOC_IN_ORDER 0x1u
 
@@ -129,7 +129,7 @@ struct gos_rep_alloc {
 	__u64 host_bytes;
 	__u64 waiting_bytes;
 	__s32 numa_node;		/* host node for evicted data, -1 unknown */
-	__u32 pad;			/* GOS_ALLOC_IN_ORDER, or 0 from an older engine */
+	__u32 layout;			/* GOS_ALLOC_IN_ORDER, or 0 from an older engine */
 };
 
 struct gos_req_buffer {
@@ -435,7 +435,7 @@ struct gos_ioc_alloc {
 	__u32 gpu;			/* index among the job's GPUs */
 	__u32 priority;
 	__u32 flags;			/* GOS_ALLOC_FLAG_* */
-	__u32 pad;			/* in: 0; out: GOS_ALLOC_IN_ORDER (gos_rep_alloc) */
+	__u32 layout;			/* in: 0; out: GOS_ALLOC_IN_ORDER (gos_rep_alloc) */
 	__u64 size;
 	__u64 buffer;			/* out, and the placement, as gos_rep_alloc's: */
 	__u64 device_bytes;

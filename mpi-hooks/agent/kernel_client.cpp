@@ -76,7 +76,7 @@ public:
 		rep.device_bytes = a.device_bytes;
 		rep.host_bytes = a.host_bytes;
 		rep.waiting_bytes = a.waiting_bytes;
-		rep.pad = a.pad;	// GOS_ALLOC_IN_ORDER from a module that lays buffers out in order
+		rep.layout = a.layout;	// GOS_ALLOC_IN_ORDER from a module that lays buffers out in order
 		rep.numa_node = numa_of(req.gpu);
 		return 0;
 	}

@@ -121,7 +121,7 @@ bool Placement::place_new(const Buffer &b, const gos_rep_alloc &rep, bool prefet
 	std::uint64_t device = std::min<std::uint64_t>(rep.device_bytes, b.size);
 	if (!b.evictable())
 		return true;
-	if (!(rep.pad & GOS_ALLOC_IN_ORDER) && device && device < b.size) {
+	if (!(rep.layout & GOS_ALLOC_IN_ORDER) && device && device < b.size) {
 		place_as_engine_says(b);
 		return true;
 	}

@@ -198,7 +198,7 @@ TEST(overcommit_sends_orders_to_the_victim_and_returns_after_free)
 	ASSERT_EQ(0, agent_read(&a, &placed, sizeof(placed), 2000));
 	EXPECT_EQ(48 * MiB, placed.device_bytes);
 	/* The reply is the placement: device, waiting, host in that order. */
-	EXPECT_EQ((__u32)GOS_ALLOC_IN_ORDER, placed.pad);
+	EXPECT_EQ((__u32)GOS_ALLOC_IN_ORDER, placed.layout);
 	struct agent b = spawn(admin, t1, 48);
 
 	ASSERT_EQ(0, agent_read(&b, &placed, sizeof(placed), 2000));

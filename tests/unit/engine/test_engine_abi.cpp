@@ -37,6 +37,12 @@ static_assert(offsetof(gos_ioc_gpu_stats, stats) == 2 * sizeof(std::uint32_t) &&
 		      sizeof(gos_gpu_stats) == 7 * sizeof(std::uint64_t) + 2 * sizeof(std::uint32_t) &&
 		      sizeof(gos_ioc_gpu_stats) == offsetof(gos_ioc_gpu_stats, stats) + sizeof(gos_gpu_stats),
 	      "gos_ioc_gpu_stats has a hole");
+// The allocation's layout flags took the place of a padding word, named
+// pad before: the same size and offset, so agents and modules of either
+// name agree.
+static_assert(offsetof(gos_rep_alloc, layout) == 36 && sizeof(gos_rep_alloc) == 40 &&
+		      offsetof(gos_ioc_alloc, layout) == 12 && sizeof(gos_ioc_alloc) == 56,
+	      "gos_rep_alloc or gos_ioc_alloc changed layout");
 // A record read() returns is this long.
 static_assert(sizeof(gos_wire_order) == 80 && offsetof(gos_wire_order, numa_node) == 72,
 	      "gos_wire_order changed layout");
