@@ -46,11 +46,11 @@ void must(int err, const char *what)
 	}
 }
 
-struct Engine {
+struct EngineUnderTest {
 	gos_engine *eng = nullptr;
 	std::vector<std::uint32_t> tenants, clients;
 
-	Engine(std::uint64_t capacity, int ntenants)
+	EngineUnderTest(std::uint64_t capacity, int ntenants)
 	{
 		gos_config cfg;
 		gos_config_defaults(&cfg);
@@ -66,7 +66,7 @@ struct Engine {
 			clients.push_back(c);
 		}
 	}
-	~Engine() { gos_engine_destroy(eng); }
+	~EngineUnderTest() { gos_engine_destroy(eng); }
 
 	// Acks every order until none is left; returns how many were carried out.
 	int drain()
@@ -93,7 +93,7 @@ struct Engine {
 // memory suffices.
 double bench_fast_path(int rounds, int per_round)
 {
-	Engine e(1ULL << 46, 32);
+	EngineUnderTest e(1ULL << 46, 32);
 	std::vector<double> per_alloc;
 	std::vector<std::uint64_t> ids(static_cast<std::size_t>(per_round));
 	for (int r = 0; r < rounds; r++) {
@@ -153,7 +153,7 @@ PlanFigures bench_plan(int ntenants, std::uint64_t chunks_per_tenant, int reps)
 {
 	const std::uint64_t chunk = 2 * MiB, per_buffer = 1000;
 	std::uint64_t capacity = static_cast<std::uint64_t>(ntenants) * chunks_per_tenant * chunk;
-	Engine e(capacity + 64 * MiB, ntenants);
+	EngineUnderTest e(capacity + 64 * MiB, ntenants);
 	std::mt19937 rng(7);
 	for (std::size_t t = 0; t < e.tenants.size(); t++)
 		for (std::uint64_t done = 0; done < chunks_per_tenant; done += per_buffer) {

@@ -62,16 +62,16 @@ std::uint64_t size_arg(const char *opt, const char *arg)
 	return *v;
 }
 
-std::vector<Policy> select_policies(const Options &opt, const std::string &list)
+std::vector<ReplayPolicy> select_policies(const ReplayOptions &opt, const std::string &list)
 {
-	std::vector<Policy> all = policies(opt), chosen;
+	std::vector<ReplayPolicy> all = policies(opt), chosen;
 	if (list.empty())
 		return all;
 	all.push_back(undamped(opt));
 	std::stringstream in(list);
 	std::string name;
 	while (std::getline(in, name, ',')) {
-		auto it = std::find_if(all.begin(), all.end(), [&](const Policy &p) { return p.name == name; });
+		auto it = std::find_if(all.begin(), all.end(), [&](const ReplayPolicy &p) { return p.name == name; });
 		if (it == all.end())
 			usage_error("unknown policy '" + name +
 				    "'; choose from fcfs, static, uvm-lru, gpuswap, gprioswap, gpuoversub, gpuoversub-undamped");
@@ -108,7 +108,7 @@ private:
 
 int gos::sim::sim_main(int argc, char **argv)
 {
-	Options opt;
+	ReplayOptions opt;
 	std::string policy_list, svg_path;
 	bool csv = false, quiet = false;
 	enum { POLICIES = 256, CAPACITY, CHUNK, HBM, LINK, TICK, PERSIST, BACKOFF, BACKOFF_MAX, SEED, CSV, SVG, QUIET };
@@ -158,10 +158,10 @@ int gos::sim::sim_main(int argc, char **argv)
 		usage_error("--lend-backoff-max must not be shorter than --lend-backoff");
 	try {
 		Trace trace = load_trace(argv[optind]);
-		std::vector<Policy> chosen = select_policies(opt, policy_list);
+		std::vector<ReplayPolicy> chosen = select_policies(opt, policy_list);
 		ProgressLine progress(!quiet);
 		std::vector<PolicyResult> results;
-		for (const Policy &p : chosen)
+		for (const ReplayPolicy &p : chosen)
 			results.push_back(replay(trace, p, opt, progress.for_policy(p.name)));
 		if (csv)
 			write_csv(std::cout, results);

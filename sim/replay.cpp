@@ -11,7 +11,7 @@
 
 namespace gos::sim {
 
-std::vector<Policy> policies(const Options &opt)
+std::vector<ReplayPolicy> policies(const ReplayOptions &opt)
 {
 	// The baselines lend again at once, as the systems they stand for do.
 	auto make = [&](std::uint32_t fairness, std::uint32_t victim, std::uint32_t select, bool ours) {
@@ -37,11 +37,11 @@ std::vector<Policy> policies(const Options &opt)
 	};
 }
 
-Policy undamped(const Options &opt)
+ReplayPolicy undamped(const ReplayOptions &opt)
 {
-	Options eager = opt;
+	ReplayOptions eager = opt;
 	eager.lend_backoff_ns = eager.lend_backoff_max_ns = 0;
-	Policy p = policies(eager).back();
+	ReplayPolicy p = policies(eager).back();
 	p.name = "gpuoversub-undamped";
 	p.summary = "gpuoversub lending again at once";
 	return p;
@@ -87,7 +87,7 @@ double percentile(std::vector<double> v, double p)
 
 class Replayer {
 public:
-	Replayer(const Trace &trace, const Policy &policy, const Options &opt);
+	Replayer(const Trace &trace, const ReplayPolicy &policy, const ReplayOptions &opt);
 	Replayer(const Replayer &) = delete;
 	Replayer &operator=(const Replayer &) = delete;
 
@@ -108,8 +108,8 @@ private:
 	void drain();
 
 	const Trace &trace_;
-	const Policy &policy_;
-	const Options &opt_;
+	const ReplayPolicy &policy_;
+	const ReplayOptions &opt_;
 	struct EngineDeleter {
 		void operator()(gos_engine *e) const { gos_engine_destroy(e); }
 	};
@@ -126,7 +126,7 @@ private:
 	PolicyResult result_;
 };
 
-Replayer::Replayer(const Trace &trace, const Policy &policy, const Options &opt)
+Replayer::Replayer(const Trace &trace, const ReplayPolicy &policy, const ReplayOptions &opt)
 	: trace_(trace), policy_(policy), opt_(opt), tenants_(trace.tenants.size())
 {
 	gos_config cfg = policy.cfg;
@@ -451,7 +451,7 @@ void Replayer::drain()
 
 } // namespace
 
-PolicyResult replay(const Trace &trace, const Policy &policy, const Options &opt, const Progress &progress)
+PolicyResult replay(const Trace &trace, const ReplayPolicy &policy, const ReplayOptions &opt, const Progress &progress)
 {
 	Replayer r(trace, policy, opt);
 	return r.run(progress);

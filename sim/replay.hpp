@@ -20,7 +20,7 @@ inline gos_config engine_defaults()
 	return cfg;
 }
 
-struct Options {
+struct ReplayOptions {
 	double hbm_gbps = 3350;		// device memory bandwidth (H100 SXM)
 	double link_gbps = 55;		// host link (PCIe 5 x16, achievable)
 	std::uint32_t chunk_size = GOS_CHUNK_DEFAULT;
@@ -32,7 +32,7 @@ struct Options {
 	std::uint64_t capacity = 0;	// 0: from the trace
 };
 
-struct Policy {
+struct ReplayPolicy {
 	std::string name;
 	std::string summary;
 	gos_config cfg;
@@ -40,9 +40,9 @@ struct Policy {
 };
 
 // fcfs, static, uvm-lru, gpuswap, gprioswap, gpuoversub.
-std::vector<Policy> policies(const Options &opt);
+std::vector<ReplayPolicy> policies(const ReplayOptions &opt);
 // gpuoversub without its lending backoff: what churn costs without damping.
-Policy undamped(const Options &opt);
+ReplayPolicy undamped(const ReplayOptions &opt);
 
 struct TenantResult {
 	std::string name;
@@ -74,7 +74,7 @@ struct PolicyResult {
 // Called with (events done, events total) while replaying.
 using Progress = std::function<void(std::size_t, std::size_t)>;
 
-PolicyResult replay(const Trace &trace, const Policy &policy, const Options &opt,
+PolicyResult replay(const Trace &trace, const ReplayPolicy &policy, const ReplayOptions &opt,
 		    const Progress &progress = {});
 
 } // namespace gos::sim

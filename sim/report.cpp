@@ -41,8 +41,8 @@ std::string xml_escape(const std::string &s)
 
 } // namespace
 
-void write_table(std::ostream &out, const Trace &trace, const Options &opt,
-		 const std::vector<Policy> &policies, const std::vector<PolicyResult> &results)
+void write_table(std::ostream &out, const Trace &trace, const ReplayOptions &opt,
+		 const std::vector<ReplayPolicy> &policies, const std::vector<PolicyResult> &results)
 {
 	std::uint64_t cap = results.empty() ? 0 : results.front().timeline.capacity;
 	out << "Trace " << trace.file << ": " << trace.tenants.size() << " tenants, "

@@ -10,7 +10,7 @@ namespace gos::gpud {
 
 namespace {
 
-Reply too_many_ranks(std::uint64_t job, std::uint64_t cap)
+Answer too_many_ranks(std::uint64_t job, std::uint64_t cap)
 {
 	return {-E2BIG, "job " + std::to_string(job) + " already counts the " + std::to_string(cap) +
 				" ranks max_ranks_per_job allows", {}};
@@ -21,12 +21,12 @@ Reply too_many_ranks(std::uint64_t job, std::uint64_t cap)
 // A refused hello also ends its connection, so a flood of them costs its
 // sender a connection each, which the server bounds per uid; past the
 // uid's budget of refusals it costs the daemon no /proc walk.
-Reply AgentHandlers::hello(Session &s, const gos_req_hello &req)
+Answer AgentHandlers::hello(Session &s, const gos_req_hello &req)
 {
 	if (s.job)
 		return {-EALREADY, "this connection already said hello", {}};	// an agent's: kept
 	TokenBucket &refused = refused_hellos_.try_emplace(s.peer.uid, 32, 8).first->second;
-	Reply r;
+	Answer r;
 	if (refused.spent())
 		r = {-EAGAIN, "uid " + std::to_string(s.peer.uid) + " had too many hellos refused; try again later", {}};
 	else if ((r = admit(s, req)).status)
@@ -35,7 +35,7 @@ Reply AgentHandlers::hello(Session &s, const gos_req_hello &req)
 	return r;
 }
 
-Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
+Answer AgentHandlers::admit(Session &s, const gos_req_hello &req)
 {
 	if (static_cast<pid_t>(req.pid) != s.peer.pid)
 		return {-EPERM, "pid " + std::to_string(req.pid) + " is not the connecting process (" +
@@ -61,7 +61,7 @@ Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
 		return too_many_ranks(*job, cfg_.policy.max_ranks_per_job);
 	}
 	std::uint32_t client = 0;
-	if (int err = agent_engine_.connect(s.id, client)) {
+	if (int err = engine_site_.connect(s.id, client)) {
 		j.agent_left();
 		return {err, "engine: " + errno_text(err), {}};
 	}
@@ -72,12 +72,12 @@ Reply AgentHandlers::admit(Session &s, const gos_req_hello &req)
 	rep.client = client;
 	rep.ngpus = static_cast<std::uint32_t>(j.gpus.size());
 	rep.chunk_size = engine_.chunk_size();
-	rep.flags = agent_engine_.hello_flags();
+	rep.flags = engine_site_.hello_flags();
 	GOS_LOG_LIMITED(j.log_budget, log::info, "job " << *job << ": agent pid " << s.peer.pid << " rank " << req.rank << " connected");
 	return {0, {}, raw(rep)};
 }
 
-Reply AgentHandlers::rank(Session &s, const gos_req_rank &req)
+Answer AgentHandlers::rank(Session &s, const gos_req_rank &req)
 {
 	if (req.rank < 0 || req.local_rank < 0 || static_cast<std::uint32_t>(req.rank) >= req.world_size ||
 	    static_cast<std::uint32_t>(req.local_rank) >= req.world_size || req.pad || !proto::printable_name(req.node))
@@ -94,7 +94,7 @@ Reply AgentHandlers::rank(Session &s, const gos_req_rank &req)
 }
 
 // Rank 0's gather at MPI_Finalize: records for the job's report.
-Reply AgentHandlers::rank_report(Session &s, const gos_req_rank_report &head,
+Answer AgentHandlers::rank_report(Session &s, const gos_req_rank_report &head,
 				 std::span<const gos_rank_record> records)
 {
 	if (head.count != records.size() || head.pad)
@@ -120,7 +120,7 @@ Reply AgentHandlers::rank_report(Session &s, const gos_req_rank_report &head,
 	return {0, {}, {}};
 }
 
-Reply AgentHandlers::activity(Session &s, const gos_req_activity &req)
+Answer AgentHandlers::activity(Session &s, const gos_req_activity &req)
 {
 	Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size())
@@ -130,7 +130,7 @@ Reply AgentHandlers::activity(Session &s, const gos_req_activity &req)
 	return {};
 }
 
-Reply AgentHandlers::meminfo(Session &s, const gos_req_meminfo &req)
+Answer AgentHandlers::meminfo(Session &s, const gos_req_meminfo &req)
 {
 	const Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size() || req.pad)
@@ -155,7 +155,7 @@ Reply AgentHandlers::meminfo(Session &s, const gos_req_meminfo &req)
 }
 
 // The report so far of the agent's job, by the same rule as REPORT.
-Reply AgentHandlers::stats(Session &s)
+Answer AgentHandlers::stats(Session &s)
 {
 	const Job &job = ledger_.at(s.job);
 	if (!may_read_job(s.peer, job.uid))

@@ -6,7 +6,7 @@
 #include "common/proto/requests.hpp"
 #include "daemon/gpud/directories.hpp"
 #include "common/util/log.hpp"
-#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/answer.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -17,7 +17,7 @@ constexpr unsigned slurm_facts_deadline_s = 30;
 
 } // namespace
 
-Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
+Daemon::Daemon(config::Config cfg, Discovery gpus, EngineBackend engine)
 	: cfg_(std::move(cfg)), discovery_(std::move(gpus)), engine_(std::move(engine)),
 	  slurm_facts_(cfg_.policy.slurm_weights, slurm_facts_program(slurm_facts_program_path(), slurm_facts_deadline_s),
 		       [](const std::string &line) { GOS_LOG(log::warning, line); }),
@@ -25,14 +25,14 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, Engine engine)
 	  ledger_(cfg_, discovery_.gpus, *engine_.control, policy_, [this](std::uint64_t job) { release_sessions(job); }),
 	  reconciler_(cfg_, ledger_, sessions_, node_, slurm_facts_),
 	  unresponsive_(cfg_, *engine_.control, ledger_, policy_, sessions_),
-	  agent_engine_(agent_engine(cfg_, engine_, sessions_, ledger_, discovery_.gpus)),
+	  engine_site_(engine_site(cfg_, engine_, sessions_, ledger_, discovery_.gpus)),
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
-	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, agent_engine_->serves_allocations()),
+	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, engine_site_->serves_allocations()),
 	  outside_(discovery_, sessions_, *engine_.control),
 	  slurm_(ledger_, reconciler_, discovery_.gpus),
-	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *agent_engine_),
+	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *engine_site_),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
-	  routes_({slurm_, agent_, agent_engine_->handlers(), query_})
+	  routes_({slurm_, agent_, engine_site_->handlers(), query_})
 {
 	for (const Gpu &g : discovery_.gpus) {
 		int err = engine_.control->gpu_add(g.index, g.memory, std::min(cfg_.start.reserve, g.memory - 1));
@@ -53,7 +53,7 @@ void Daemon::close(SessionId id)
 	if (Session *s = sessions_.find(id); s && s->job)
 		if (Job *job = ledger_.find(s->job))
 			job->agent_left();
-	agent_engine_->disconnect(id);
+	engine_site_->disconnect(id);
 	sessions_.close(id);
 }
 
@@ -62,7 +62,7 @@ void Daemon::handle(SessionId id, const proto::Frame &f)
 	Session *s = sessions_.find(id);
 	if (!s)
 		return;
-	Reply r = routes_.dispatch(*s, f);
+	Answer r = routes_.dispatch(*s, f);
 	// No reply over its row's bound (for JSON, the frame's) is sent.
 	if (const proto::RequestRow *row = proto::request_row(f.hdr.type); row && r.body.size() > row->reply_max)
 		r = {-E2BIG, "the reply would be " + std::to_string(r.body.size()) + " bytes, over the " +
@@ -90,7 +90,7 @@ std::optional<std::string> Daemon::refusal(SessionId id, std::uint16_t type)
 void Daemon::release_sessions(std::uint64_t job)
 {
 	for (SessionId id : sessions_.of_job(job)) {
-		agent_engine_->disconnect(id);	// returns for whoever was squeezed by this process
+		engine_site_->disconnect(id);	// returns for whoever was squeezed by this process
 		Session *s = sessions_.find(id);
 		s->job = 0;
 		if (s->hang_up)
@@ -102,12 +102,12 @@ void Daemon::release_sessions(std::uint64_t job)
 
 void Daemon::flush_orders()
 {
-	agent_engine_->flush();
+	engine_site_->flush();
 }
 
 void Daemon::tick()
 {
-	agent_engine_->tick();
+	engine_site_->tick();
 }
 
 void Daemon::balloon_tick()

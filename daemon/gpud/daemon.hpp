@@ -18,7 +18,7 @@
 
 #include "common/config/config.hpp"
 #include "common/proto/wire.hpp"
-#include "daemon/gpud/agent_engine.hpp"
+#include "daemon/gpud/engine_site.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/exporter.hpp"
 #include "daemon/gpud/gpus.hpp"
@@ -37,7 +37,7 @@ namespace gos::gpud {
 
 class Daemon {
 public:
-	Daemon(config::Config cfg, Discovery gpus, Engine engine);
+	Daemon(config::Config cfg, Discovery gpus, EngineBackend engine);
 	Daemon(const Daemon &) = delete;
 	Daemon &operator=(const Daemon &) = delete;
 
@@ -77,7 +77,7 @@ private:
 
 	config::Config cfg_;
 	Discovery discovery_;
-	Engine engine_;
+	EngineBackend engine_;
 	SessionTable sessions_;
 	SlurmFacts slurm_facts_;
 	std::uint64_t slurm_generation_ = 0;	// of the facts the weights follow
@@ -86,7 +86,7 @@ private:
 	ProcProbe node_;
 	Reconciler reconciler_;
 	UnresponsiveWatch unresponsive_;
-	std::unique_ptr<AgentEngine> agent_engine_;	// chosen once, by the engine
+	std::unique_ptr<EngineSite> engine_site_;	// chosen once, by the engine
 	Views views_;
 	Exporter exporter_;
 	OutsideUse outside_;

@@ -59,7 +59,7 @@ private:
 	std::uint64_t chunk_size_;
 };
 
-class UserspaceClients final : public ClientEngine {
+class UserspaceClients final : public ClientCalls {
 public:
 	explicit UserspaceClients(EngineHandle eng) : eng_(std::move(eng)) {}
 
@@ -153,7 +153,7 @@ gos_config engine_config(const config::StartSettings &cfg)
 	return ec;
 }
 
-Engine userspace_engine(const gos_config &cfg)
+EngineBackend userspace_engine(const gos_config &cfg)
 {
 	gos_engine *eng = nullptr;
 	if (int err = gos_engine_create(&cfg, &eng))
@@ -162,13 +162,13 @@ Engine userspace_engine(const gos_config &cfg)
 	return {std::make_unique<UserspaceControl>(shared, cfg.chunk_size), std::make_unique<UserspaceClients>(shared)};
 }
 
-Engine make_engine(const config::Config &cfg, const std::string &device)
+EngineBackend make_engine(const config::Config &cfg, const std::string &device)
 {
 	if (cfg.start.engine == config::EngineMode::userspace)
 		return userspace_engine(engine_config(cfg.start));
 	std::unique_ptr<EngineControl> engine;
 	if (cfg.start.engine == config::EngineMode::kernel) {
-		engine = kernel_engine(device);
+		engine = kernel_control(device);
 	} else if (::access(device.c_str(), F_OK) != 0) {
 		// Modules before kernel ABI 6 had one node, and no control node.
 		if (::access(kdev::default_path, F_OK) == 0)
@@ -179,7 +179,7 @@ Engine make_engine(const config::Config &cfg, const std::string &device)
 		return userspace_engine(engine_config(cfg.start));
 	} else {
 		try {
-			engine = kernel_engine(device);
+			engine = kernel_control(device);
 		} catch (const std::exception &e) {
 			GOS_LOG(log::warning, "engine: auto: " << e.what() << "; hosting the engine in the daemon instead");
 			return userspace_engine(engine_config(cfg.start));

@@ -49,9 +49,9 @@ public:
 // free and answer orders through the daemon's socket. Only the engine
 // library inside the daemon has them; the kernel's clients are the agents'
 // own files, and its delayed work runs the ticks.
-class ClientEngine {
+class ClientCalls {
 public:
-	virtual ~ClientEngine() = default;
+	virtual ~ClientCalls() = default;
 	virtual int client_create(std::uint32_t &id) = 0;
 	virtual int client_exit(std::uint32_t client) = 0;
 	virtual int alloc(std::uint32_t client, std::uint32_t tenant, std::uint64_t size, std::uint32_t prio,
@@ -66,24 +66,24 @@ public:
 	virtual int tick() = 0;
 };
 
-struct Engine {
+struct EngineBackend {
 	std::unique_ptr<EngineControl> control;
-	std::unique_ptr<ClientEngine> clients;	// null when the engine is the kernel's
+	std::unique_ptr<ClientCalls> clients;	// null when the engine is the kernel's
 };
 
 // The engine settings the policy fixes at start (chunk size, fairness...).
 gos_config engine_config(const config::StartSettings &cfg);
 
 // The engine library inside the daemon: control and clients.
-Engine userspace_engine(const gos_config &cfg);
+EngineBackend userspace_engine(const gos_config &cfg);
 
 // gpuoversub.ko through its device; throws std::runtime_error with the
 // reason when the device cannot be used (missing, another ABI).
-std::unique_ptr<EngineControl> kernel_engine(const std::string &device);
+std::unique_ptr<EngineControl> kernel_control(const std::string &device);
 
 // Picks the backend the policy asks for: engine: auto takes the kernel's
 // when its device is there and usable. Throws std::runtime_error with the
 // reason when it cannot (engine: kernel without the module, say).
-Engine make_engine(const config::Config &cfg, const std::string &device = kdev::control_path);
+EngineBackend make_engine(const config::Config &cfg, const std::string &device = kdev::control_path);
 
 } // namespace gos::gpud

@@ -6,7 +6,7 @@
 
 namespace gos::gpud {
 
-Reply EngineHandlers::alloc(Session &s, const gos_req_alloc &req)
+Answer EngineHandlers::alloc(Session &s, const gos_req_alloc &req)
 {
 	Job &job = ledger_.at(s.job);
 	if (req.gpu >= job.gpus.size())
@@ -63,26 +63,26 @@ Reply EngineHandlers::alloc(Session &s, const gos_req_alloc &req)
 	return {0, {}, raw(rep)};
 }
 
-Reply EngineHandlers::free_buffer(Session &s, const gos_req_buffer &req)
+Answer EngineHandlers::free_buffer(Session &s, const gos_req_buffer &req)
 {
 	int err = engine_.free(orders_.client_of(s.id), req.buffer);
 	return {err, err ? "no such buffer of this process" : "", {}};
 }
 
-Reply EngineHandlers::set_priority(Session &s, const gos_req_priority &req)
+Answer EngineHandlers::set_priority(Session &s, const gos_req_priority &req)
 {
 	int err = engine_.set_priority(orders_.client_of(s.id), req.buffer, req.offset, req.length, req.priority);
 	return {err, err == -ENOENT ? "no such buffer of this process" : err ? "bad range or priority (0 to 15)" : "", {}};
 }
 
-Reply EngineHandlers::order_done(Session &s, const gos_req_order_done &req)
+Answer EngineHandlers::order_done(Session &s, const gos_req_order_done &req)
 {
 	int err = orders_.done(s, req.order, req.ok != 0);
 	return {err, err ? "no such order outstanding (expired, or its buffer was freed): restore the placement "
 			   "the daemon last gave": "", {}};
 }
 
-Reply EngineHandlers::placement(Session &s, const gos_req_placement &req)
+Answer EngineHandlers::placement(Session &s, const gos_req_placement &req)
 {
 	if (!req.count || req.count > GOS_PLACEMENT_MAX)
 		return {-EINVAL, "ask for 1 to " + std::to_string(GOS_PLACEMENT_MAX) + " chunks", {}};

@@ -11,13 +11,13 @@
 #include "common/config/config.hpp"
 #include "common/proto/wire.hpp"
 #include "common/util/rate_limit.hpp"
-#include "daemon/gpud/agent_engine.hpp"
+#include "daemon/gpud/engine_site.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/orders.hpp"
 #include "daemon/gpud/reconciler.hpp"
-#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/sessions.hpp"
 #include "daemon/gpud/views.hpp"
 
@@ -33,10 +33,10 @@ public:
 		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus)
 	{
 	}
-	Reply step_register(Session &s, const gos_req_step &req);
-	Reply step_end(Session &s, const gos_req_step_ref &req);
-	Reply task_register(Session &s, const gos_req_task &req);
-	Reply job_end(Session &s, const gos_req_job &req);
+	Answer step_register(Session &s, const gos_req_step &req);
+	Answer step_end(Session &s, const gos_req_step_ref &req);
+	Answer task_register(Session &s, const gos_req_task &req);
+	Answer job_end(Session &s, const gos_req_job &req);
 
 private:
 	JobLedger &ledger_;
@@ -49,25 +49,25 @@ private:
 class AgentHandlers {
 public:
 	AgentHandlers(const config::Config &cfg, JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus,
-		      AgentEngine &agent_engine)
-		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), agent_engine_(agent_engine)
+		      EngineSite &agent_engine)
+		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), engine_site_(agent_engine)
 	{
 	}
-	Reply hello(Session &s, const gos_req_hello &req);
-	Reply activity(Session &s, const gos_req_activity &req);
-	Reply stats(Session &s);
-	Reply meminfo(Session &s, const gos_req_meminfo &req);
-	Reply rank(Session &s, const gos_req_rank &req);
-	Reply rank_report(Session &s, const gos_req_rank_report &head, std::span<const gos_rank_record> records);
+	Answer hello(Session &s, const gos_req_hello &req);
+	Answer activity(Session &s, const gos_req_activity &req);
+	Answer stats(Session &s);
+	Answer meminfo(Session &s, const gos_req_meminfo &req);
+	Answer rank(Session &s, const gos_req_rank &req);
+	Answer rank_report(Session &s, const gos_req_rank_report &head, std::span<const gos_rank_record> records);
 
 private:
-	Reply admit(Session &s, const gos_req_hello &req);
+	Answer admit(Session &s, const gos_req_hello &req);
 
 	const config::Config &cfg_;
 	JobLedger &ledger_;
 	EngineControl &engine_;
 	const std::vector<Gpu> &gpus_;
-	AgentEngine &agent_engine_;
+	EngineSite &engine_site_;
 	// Each uid's refused hellos. Deciding one walks /proc (the process's
 	// ancestors, its cgroup), so a uid refused past a burst of 32, then 8 a
 	// second, is refused at once, before that walk.
@@ -78,21 +78,21 @@ private:
 // daemon's own (in the kernel the agent makes them on /dev/gpuoversub).
 class EngineHandlers {
 public:
-	EngineHandlers(const config::Config &cfg, JobLedger &ledger, ClientEngine &engine, OrderRouter &orders,
+	EngineHandlers(const config::Config &cfg, JobLedger &ledger, ClientCalls &engine, OrderRouter &orders,
 		       const std::vector<Gpu> &gpus)
 		: cfg_(cfg), ledger_(ledger), engine_(engine), orders_(orders), gpus_(gpus)
 	{
 	}
-	Reply alloc(Session &s, const gos_req_alloc &req);
-	Reply free_buffer(Session &s, const gos_req_buffer &req);
-	Reply set_priority(Session &s, const gos_req_priority &req);
-	Reply order_done(Session &s, const gos_req_order_done &req);
-	Reply placement(Session &s, const gos_req_placement &req);
+	Answer alloc(Session &s, const gos_req_alloc &req);
+	Answer free_buffer(Session &s, const gos_req_buffer &req);
+	Answer set_priority(Session &s, const gos_req_priority &req);
+	Answer order_done(Session &s, const gos_req_order_done &req);
+	Answer placement(Session &s, const gos_req_placement &req);
 
 private:
 	const config::Config &cfg_;
 	JobLedger &ledger_;
-	ClientEngine &engine_;
+	ClientCalls &engine_;
 	OrderRouter &orders_;
 	const std::vector<Gpu> &gpus_;
 };
@@ -105,11 +105,11 @@ public:
 		: cfg_(cfg), ledger_(ledger), views_(views), gpus_(gpus)
 	{
 	}
-	Reply status(Session &s);
-	Reply jobs(Session &s);
-	Reply report(Session &s, const gos_req_job &req);
-	Reply explain(Session &s, const gos_req_job &req);
-	Reply requests(Session &s);
+	Answer status(Session &s);
+	Answer jobs(Session &s);
+	Answer report(Session &s, const gos_req_job &req);
+	Answer explain(Session &s, const gos_req_job &req);
+	Answer requests(Session &s);
 
 private:
 	const config::Config &cfg_;

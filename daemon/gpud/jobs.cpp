@@ -199,7 +199,7 @@ Job job_from_json(const nlohmann::json &j)
 	job.ranks = j.at("ranks").get<std::vector<RankStats>>();
 	job.advice_events = j.at("advice_events");
 	job.mpi_ranks_omitted = j.value("mpi_ranks_omitted", std::uint64_t{0});
-	job.restarts = j.value("restarts", std::vector<DaemonRestart>{});	// from before they were kept: none
+	job.restarts = j.value("restarts", std::vector<Resumption>{});	// from before they were kept: none
 	job.restarts_omitted = j.value("restarts_omitted", std::uint64_t{0});
 	// In the record itself before they had a file of their own.
 	for (const MpiRank &r : j.value("mpi_ranks", nlohmann::json::array()).get<std::vector<MpiRank>>())

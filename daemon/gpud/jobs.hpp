@@ -87,11 +87,11 @@ struct JobGpu {
 // the node lost): when, and for each of the job's GPUs whether its engine
 // tenant outlived the daemon (counters kept) or not (counters restarted
 // from the saved record: what the tenant did after that save is lost).
-struct DaemonRestart {
+struct Resumption {
 	std::int64_t at = 0;			// unix seconds of the resume
 	std::vector<bool> kept;			// in the job's GPU order
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DaemonRestart, at, kept)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Resumption, at, kept)
 
 // A task the SPANK plugin registered: the pid and its start time name one
 // process (a recycled pid is another), forgotten when it exits or its step ends.
@@ -126,7 +126,7 @@ struct Job {
 	std::uint64_t advice_events = 0;
 	// The first restarts under the job, at most max_restarts_kept; the rest only counted.
 	static constexpr std::size_t max_restarts_kept = 8;
-	std::vector<DaemonRestart> restarts;
+	std::vector<Resumption> restarts;
 	std::uint64_t restarts_omitted = 0;
 	// Resumed from its record at this daemon's start (not saved): only then
 	// may its agents register buffers again (GOS_ALLOC_FLAG_AGAIN) without

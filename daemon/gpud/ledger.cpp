@@ -7,7 +7,7 @@
 
 #include "common/util/log.hpp"
 #include "daemon/gpud/identity.hpp"
-#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/answer.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -48,7 +48,7 @@ void JobLedger::resume()
 		}
 		forget_tasks(job);	// pids that may name other processes now
 		job.resumed = true;
-		DaemonRestart restart{unix_now(), tenants_.adopt(job)};
+		Resumption restart{unix_now(), tenants_.adopt(job)};
 		if (job.restarts.size() < Job::max_restarts_kept)
 			job.restarts.push_back(std::move(restart));
 		else

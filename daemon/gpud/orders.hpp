@@ -19,7 +19,7 @@ namespace gos::gpud {
 
 class OrderRouter {
 public:
-	OrderRouter(ClientEngine &clients, SessionTable &sessions, JobLedger &ledger, const std::vector<Gpu> &gpus)
+	OrderRouter(ClientCalls &clients, SessionTable &sessions, JobLedger &ledger, const std::vector<Gpu> &gpus)
 		: clients_(clients), sessions_(sessions), ledger_(ledger), gpus_(gpus)
 	{
 	}
@@ -37,17 +37,17 @@ public:
 	void tick();	// the engine's return pass, then its orders
 
 private:
-	struct Client {
+	struct Recipient {
 		std::uint32_t id = 0;
 		std::map<std::uint64_t, std::pair<std::uint32_t, std::uint64_t>> orders;	// id -> (the engine's gos_msg_kind, bytes)
 	};
 	void deliver(Session &s, const gos_message &m);
 
-	ClientEngine &clients_;
+	ClientCalls &clients_;
 	SessionTable &sessions_;
 	JobLedger &ledger_;
 	const std::vector<Gpu> &gpus_;
-	std::map<SessionId, Client> by_session_;
+	std::map<SessionId, Recipient> by_session_;
 };
 
 } // namespace gos::gpud

@@ -11,18 +11,18 @@
 
 namespace gos::gpud {
 
-Reply QueryHandlers::status(Session &)
+Answer QueryHandlers::status(Session &)
 {
 	return {0, {}, json_text(views_.status())};
 }
 
-Reply QueryHandlers::jobs(Session &)
+Answer QueryHandlers::jobs(Session &)
 {
 	return {0, {}, json_text(views_.jobs())};
 }
 
 // The request table, and the values of the settings its costs name.
-Reply QueryHandlers::requests(Session &)
+Answer QueryHandlers::requests(Session &)
 {
 	nlohmann::json rows = nlohmann::json::array();
 	for (const proto::RequestRow &r : proto::request_table()) {
@@ -43,7 +43,7 @@ Reply QueryHandlers::requests(Session &)
 }
 
 // Why a running job has its shares.
-Reply QueryHandlers::explain(Session &s, const gos_req_job &req)
+Answer QueryHandlers::explain(Session &s, const gos_req_job &req)
 {
 	const Job *job = ledger_.find(req.job_id);
 	if (!job || job->ended)
@@ -54,7 +54,7 @@ Reply QueryHandlers::explain(Session &s, const gos_req_job &req)
 }
 
 // A running job's report so far, or an ended job's from the report directory.
-Reply QueryHandlers::report(Session &s, const gos_req_job &req)
+Answer QueryHandlers::report(Session &s, const gos_req_job &req)
 {
 	std::string refused = "job " + std::to_string(req.job_id) + " belongs to another user";
 	if (const Job *job = ledger_.find(req.job_id)) {

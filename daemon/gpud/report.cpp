@@ -48,7 +48,7 @@ std::string node_name()
 std::vector<report::DaemonRestart> restart_list(const Job &job, const std::vector<Gpu> &gpus)
 {
 	std::vector<report::DaemonRestart> out;
-	for (const DaemonRestart &r : job.restarts) {
+	for (const Resumption &r : job.restarts) {
 		report::DaemonRestart one{iso_time(r.at), {}};
 		for (std::size_t i = 0; i < r.kept.size() && i < job.gpus.size(); i++) {
 			std::uint32_t g = job.gpus[i].node_gpu;

@@ -11,7 +11,7 @@
 namespace gos::gpud {
 namespace {
 
-using Serve = Reply (*)(const HandlerGroups &, Session &, const proto::Frame &);
+using Serve = Answer (*)(const HandlerGroups &, Session &, const proto::Frame &);
 struct Route {
 	std::uint16_t type;
 	Serve serve;
@@ -34,7 +34,7 @@ struct member_of<R (Class::*)(Args...)> {
 // payload's size against the row before buffering it: a fixed payload is
 // exactly its struct, a records payload its head and 1 to most records.
 template <std::uint16_t Type, auto Handler>
-Reply serve(const HandlerGroups &g, Session &s, const proto::Frame &f)
+Answer serve(const HandlerGroups &g, Session &s, const proto::Frame &f)
 {
 	using In = typename proto::Request<Type>::In;
 	using Group = typename member_of<decltype(Handler)>::type;
@@ -115,7 +115,7 @@ std::optional<std::string> Routes::refusal(const Session &s, std::uint16_t type)
 	return std::nullopt;
 }
 
-Reply Routes::dispatch(Session &s, const proto::Frame &f) const
+Answer Routes::dispatch(Session &s, const proto::Frame &f) const
 {
 	if (auto why = refusal(s, f.hdr.type))
 		return {proto::request_row(f.hdr.type) ? -EPERM : -EINVAL, *why, {}};

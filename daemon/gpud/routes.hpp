@@ -10,7 +10,7 @@
 
 #include "common/proto/requests.hpp"
 #include "daemon/gpud/handlers.hpp"
-#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/sessions.hpp"
 
 namespace gos::gpud {
@@ -27,7 +27,7 @@ struct HandlerGroups {
 class Routes {
 public:
 	explicit Routes(const HandlerGroups &groups) : groups_(groups) {}
-	Reply dispatch(Session &s, const proto::Frame &f) const;
+	Answer dispatch(Session &s, const proto::Frame &f) const;
 	// Why s may not send a frame of this type (its header is enough); nullopt if it may.
 	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;
 

@@ -8,7 +8,7 @@
 namespace gos::gpud {
 namespace {
 
-Reply reply(const std::optional<Refusal> &refused)
+Answer reply(const std::optional<Refusal> &refused)
 {
 	if (refused)
 		return {refused->status, refused->why, {}};
@@ -17,7 +17,7 @@ Reply reply(const std::optional<Refusal> &refused)
 
 } // namespace
 
-Reply SlurmHandlers::step_register(Session &, const gos_req_step &req)
+Answer SlurmHandlers::step_register(Session &, const gos_req_step &req)
 {
 	if (!req.job_id)
 		return {-EINVAL, "job id 0", {}};
@@ -43,19 +43,19 @@ Reply SlurmHandlers::step_register(Session &, const gos_req_step &req)
 	return reply(refused);
 }
 
-Reply SlurmHandlers::step_end(Session &, const gos_req_step_ref &req)
+Answer SlurmHandlers::step_end(Session &, const gos_req_step_ref &req)
 {
 	return reply(ledger_.end_step(req.job_id, req.step_id));
 }
 
 // The epilog's word that the job is over, whatever steps did not say so
 // (a slurmstepd killed before its exit hook).
-Reply SlurmHandlers::job_end(Session &, const gos_req_job &req)
+Answer SlurmHandlers::job_end(Session &, const gos_req_job &req)
 {
 	return reply(ledger_.end_job(req.job_id));
 }
 
-Reply SlurmHandlers::task_register(Session &, const gos_req_task &req)
+Answer SlurmHandlers::task_register(Session &, const gos_req_task &req)
 {
 	const pid_t limit = pid_max();	// pids are below it
 	if (req.pid < 2 || req.pid >= static_cast<std::uint32_t>(limit))

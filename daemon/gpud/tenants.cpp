@@ -4,7 +4,7 @@
 
 #include "common/util/log.hpp"
 #include "common/util/units.hpp"
-#include "daemon/gpud/reply.hpp"
+#include "daemon/gpud/answer.hpp"
 
 namespace gos::gpud {
 

@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
 	}
 	if (trace.duration() > 30 || trace.events.size() > 500)
 		return 0;
-	Options opt;
+	ReplayOptions opt;
 	opt.capacity = 1ULL << 30;
 	opt.chunk_size = 1 << 20;
 	replay(trace, policies(opt).back(), opt);

@@ -27,7 +27,7 @@ constexpr std::uint64_t MiB = 1ULL << 20;
 
 // What survives a daemon restart: the module's engine, its load, bindings.
 struct Module {
-	gpud::Engine engine;	// its control, and the agents' files as clients
+	gpud::EngineBackend engine;	// its control, and the agents' files as clients
 	std::uint64_t instance;
 	std::map<std::pair<pid_t, std::uint64_t>, std::vector<std::uint32_t>> bindings;
 	int tenants_created = 0;
@@ -103,7 +103,7 @@ struct Node {
 		for (std::uint32_t i = 0; i < 2; i++)
 			d.gpus.push_back({i, 256 * MiB, "0000:0" + std::to_string(i) + ":00.0", -1, true});
 		d.source = "simulated";
-		return std::make_unique<gpud::Daemon>(cfg, std::move(d), gpud::Engine{std::make_unique<FakeKernel>(m), nullptr});
+		return std::make_unique<gpud::Daemon>(cfg, std::move(d), gpud::EngineBackend{std::make_unique<FakeKernel>(m), nullptr});
 	}
 };
 

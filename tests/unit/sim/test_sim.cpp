@@ -38,11 +38,11 @@ const TenantResult &tenant(const PolicyResult &r, const char *name)
 	return *std::find_if(r.tenants.begin(), r.tenants.end(), [&](auto &t) { return t.name == name; });
 }
 
-std::vector<PolicyResult> replay_all(const std::string &file, Options opt = {})
+std::vector<PolicyResult> replay_all(const std::string &file, ReplayOptions opt = {})
 {
 	Trace trace = load_trace(file);
 	std::vector<PolicyResult> out;
-	for (const Policy &p : policies(opt))
+	for (const ReplayPolicy &p : policies(opt))
 		out.push_back(replay(trace, p, opt));
 	return out;
 }
@@ -122,8 +122,8 @@ BOOST_AUTO_TEST_CASE(a_trace_without_tenants_replays)
 {
 	std::istringstream in("0,,capacity,16G\n1,,external,1G\n2,,capacity,8G\n");
 	Trace t = parse_trace(in, "gpu-only.csv");
-	Options opt;
-	for (const Policy &p : policies(opt)) {
+	ReplayOptions opt;
+	for (const ReplayPolicy &p : policies(opt)) {
 		auto r = replay(t, p, opt);
 		BOOST_TEST(r.tenants.empty());
 		BOOST_TEST(r.bytes_moved == 0u);
@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(replay_needs_a_capacity)
 {
 	std::istringstream in("0,a,alloc,1G,,b\n");
 	Trace t = parse_trace(in, "nocap.csv");
-	Options opt;
+	ReplayOptions opt;
 	BOOST_CHECK_THROW(replay(t, policies(opt).back(), opt), std::runtime_error);
 	opt.capacity = 2ULL << 30;
 	auto r = replay(t, policies(opt).back(), opt);
@@ -193,7 +193,7 @@ std::uint64_t moved(const TenantResult &t)
 // gpuoversub as shipped, and without its lending backoff, in the same run.
 std::pair<PolicyResult, PolicyResult> damped_and_undamped(const std::string &file)
 {
-	Options opt;
+	ReplayOptions opt;
 	Trace trace = load_trace(file);
 	return {replay(trace, policies(opt).back(), opt), replay(trace, undamped(opt), opt)};
 }

@@ -20,9 +20,9 @@ namespace gos::gpud {
 
 class EngineHandlers;
 
-class AgentEngine {
+class EngineSite {
 public:
-	virtual ~AgentEngine() = default;
+	virtual ~EngineSite() = default;
 
 	// At hello: the session's engine client (0 when the agent's engine is
 	// the kernel's), or an errno.
@@ -43,7 +43,7 @@ public:
 	virtual EngineHandlers *handlers() = 0;
 };
 
-std::unique_ptr<AgentEngine> agent_engine(const config::Config &cfg, Engine &engine, SessionTable &sessions,
+std::unique_ptr<EngineSite> engine_site(const config::Config &cfg, EngineBackend &engine, SessionTable &sessions,
 					  JobLedger &ledger, const std::vector<Gpu> &gpus);
 
 } // namespace gos::gpud

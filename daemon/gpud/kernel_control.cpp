@@ -1,6 +1,6 @@
 // The engine in gpuoversub.ko, driven through /dev/gpuoversub-control by
 // the daemon's ioctls: GPUs, tenants, policies, bindings and statistics.
-// The engine's clients are the agents' own files: there is no ClientEngine
+// The engine's clients are the agents' own files: there is no ClientCalls
 // here.
 #include <cerrno>
 #include <algorithm>
@@ -13,9 +13,9 @@
 namespace gos::gpud {
 namespace {
 
-class KernelEngine final : public EngineControl {
+class KernelControl final : public EngineControl {
 public:
-	explicit KernelEngine(const std::string &device) : dev_(device) {}
+	explicit KernelControl(const std::string &device) : dev_(device) {}
 
 	std::string name() const override { return "kernel"; }
 	std::uint64_t chunk_size() const override { return dev_.chunk_size(); }
@@ -123,9 +123,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<EngineControl> kernel_engine(const std::string &device)
+std::unique_ptr<EngineControl> kernel_control(const std::string &device)
 {
-	return std::make_unique<KernelEngine>(device);
+	return std::make_unique<KernelControl>(device);
 }
 
 } // namespace gos::gpud

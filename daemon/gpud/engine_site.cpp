@@ -1,4 +1,4 @@
-#include "daemon/gpud/agent_engine.hpp"
+#include "daemon/gpud/engine_site.hpp"
 
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/orders.hpp"
@@ -6,9 +6,9 @@
 namespace gos::gpud {
 namespace {
 
-class DaemonEngine final : public AgentEngine {
+class DaemonSite final : public EngineSite {
 public:
-	DaemonEngine(const config::Config &cfg, ClientEngine &clients, SessionTable &sessions, JobLedger &ledger,
+	DaemonSite(const config::Config &cfg, ClientCalls &clients, SessionTable &sessions, JobLedger &ledger,
 		     const std::vector<Gpu> &gpus)
 		: orders_(clients, sessions, ledger, gpus), calls_(cfg, ledger, clients, orders_, gpus)
 	{
@@ -28,7 +28,7 @@ private:
 
 // The kernel's clients are the agents' own files: closing one frees what
 // the process held, and the module's delayed work runs the ticks.
-class KernelEngine final : public AgentEngine {
+class KernelSite final : public EngineSite {
 public:
 	int connect(SessionId, std::uint32_t &client) override
 	{
@@ -45,12 +45,12 @@ public:
 
 } // namespace
 
-std::unique_ptr<AgentEngine> agent_engine(const config::Config &cfg, Engine &engine, SessionTable &sessions,
+std::unique_ptr<EngineSite> engine_site(const config::Config &cfg, EngineBackend &engine, SessionTable &sessions,
 					  JobLedger &ledger, const std::vector<Gpu> &gpus)
 {
 	if (!engine.clients)
-		return std::make_unique<KernelEngine>();
-	return std::make_unique<DaemonEngine>(cfg, *engine.clients, sessions, ledger, gpus);
+		return std::make_unique<KernelSite>();
+	return std::make_unique<DaemonSite>(cfg, *engine.clients, sessions, ledger, gpus);
 }
 
 } // namespace gos::gpud

@@ -1,4 +1,5 @@
-// What a request gets back, and the small helpers the daemon's parts share
+// What a request gets back from its handler (the client reads it as a
+// proto::Reply), and the small helpers the daemon's parts share
 // to build replies and messages.
 #pragma once
 
@@ -8,7 +9,7 @@
 
 namespace gos::gpud {
 
-struct Reply {
+struct Answer {
 	int status = 0;
 	std::string error;
 	std::string body;	// raw bytes for fixed replies, JSON text otherwise
