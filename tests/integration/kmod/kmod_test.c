@@ -542,7 +542,7 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	EXPECT_NE(0, call(ctl, GOS_IOC_TENANT_STATS, &ts));
 	ASSERT_EQ(0, call(ctl, GOS_IOC_UNBIND, &b));
 	al.buffer = 0;	/* the fields the module writes go back in as 0 */
-	al.pad = 0;
+	al.layout = 0;
 	EXPECT_EQ(-EPERM, call(fd, GOS_IOC_ALLOC, &al));	/* no tenant any more */
 	close(fd);
 	close(ctl);
@@ -581,10 +581,10 @@ TEST(a_tenants_buffer_cap_refuses_one_more_with_enobufs)
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
 	first = al.buffer;
 	al.buffer = 0;	/* the fields the module writes go back in as 0 */
-	al.pad = 0;
+	al.layout = 0;
 	ASSERT_EQ(0, call(fd, GOS_IOC_ALLOC, &al));
 	al.buffer = 0;
-	al.pad = 0;
+	al.layout = 0;
 	EXPECT_EQ(-ENOBUFS, call(fd, GOS_IOC_ALLOC, &al));
 	struct gos_ioc_tenant_stats ts = { .tenant = t0 };
 
