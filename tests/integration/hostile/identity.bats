@@ -58,7 +58,12 @@ hello_as_task_of() {
 	# The registration includes a synced save to the state directory, which a
 	# busy disk can hold for long (30 s was too little beside a build);
 	# gos_register itself waits 120 s for it.
-	wait_until 120 test "$(tasks_of 101)" = 1
+	wait_until 120 test "$(tasks_of 101)" = 1 || {
+		"$CTL" --socket "$D/s.sock" --json jobs
+		ps -o pid,user,lstart,cmd -p "$victim"
+		cat "$D/log"
+		false
+	}
 	kill "$victim"
 	wait "$victim" || true
 	# A neighbour's process now holds exactly the victim's pid.
