@@ -204,7 +204,8 @@ static long agent_ioctl(struct gos_file *f, unsigned int cmd, void __user *arg)
 		return -EFAULT;
 	switch (cmd) {
 	case GOS_IOC_ALLOC:
-		if (gos_alloc_flags_of_wire(a.alloc.flags, &flags) || a.alloc.buffer || a.alloc.layout)
+		if (gos_alloc_flags_of_wire(a.alloc.flags, &flags) || a.alloc.buffer ||
+		    a.alloc.layout)
 			return -EINVAL;
 		err = gos_tenant_of_current(a.alloc.gpu, &tenant);
 		if (err)
