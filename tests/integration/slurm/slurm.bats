@@ -458,6 +458,11 @@ ended_as() {
 	kill -STOP "$pid"
 	touch "$release"
 	state=$(job_wait "$id")
+	# Resumed only once the epilog has given up on its job end and report
+	# (5 s each): a request still waited for is served on resumption, and
+	# would end the job before the reconciler (it did so once under load).
+	wait_until 60 grep -q "\[gpuoversub\] job $id: no eviction report" "$GOS_DIR/log/slurmd.log" ||
+		{ kill -CONT "$pid"; grep "job $id" "$GOS_DIR/log/slurmd.log"; false; }
 	kill -CONT "$pid"
 	[ "$state" = COMPLETED ]
 	wait_until 30 test -f "$GOS_DIR/reports/job-$id.json"
