@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -15,6 +16,23 @@ struct Answer {
 	std::string body;	// raw bytes for fixed replies, JSON text otherwise
 	bool hang_up = false;	// the connection ends once this reply is sent
 };
+
+// Why the daemon's state refused a change: a negative errno and its words.
+// The one error convention of the ledger and the tenant book: each change
+// returns std::optional<Refusal>, empty when it was made whole, and
+// nothing of a refused change stays.
+struct Refusal {
+	int status;
+	std::string why;
+};
+
+// A change's outcome as its request's reply.
+inline Answer answer_of(const std::optional<Refusal> &refused)
+{
+	if (refused)
+		return {refused->status, refused->why, {}, false};
+	return {};
+}
 
 // A fixed reply struct as the body's bytes.
 template <class T>

@@ -53,7 +53,8 @@ void JobLedger::resume()
 			job.restarts.push_back(std::move(restart));
 		else
 			job.restarts_omitted++;
-		tenants_.ensure(job);
+		if (auto refused = tenants_.ensure(job))	// its GPUs without a tenant stay so: nothing counts them
+			GOS_LOG(log::error, "state: job " << id << ": " << refused->why);
 		tenants_.bind(job);
 		save(job);	// a second restart must still know of this one
 		GOS_LOG(log::notice, "state: resumed job " << id << " with " << job.steps.size() << " step(s) and "
@@ -81,28 +82,23 @@ std::optional<Refusal> JobLedger::register_step(const gos_req_step &req)
 	const std::int64_t was_registered = job.registered;
 	const bool new_step = job.steps.insert(req.step_id).second;
 	add_gpus(job, req);
-	std::string why;
-	try {
-		why = admit_step(job);
-		if (!why.empty())
-			why = job_name + " not saved, so not registered: " + why;
-	} catch (const std::exception &e) {	// the engine refused a tenant
-		why = e.what();
-		GOS_LOG(log::error, job_name << " step " << req.step_id << " not registered: " << why);
-	}
-	if (why.empty()) {
+	auto refused = admit_step(job);
+	if (!refused) {
 		GOS_LOG(log::info, job_name << " step " << req.step_id << " registered on " << req.ngpus << " GPU(s)");
 		return std::nullopt;
 	}
+	// Whatever refused it, the plugin hears -EIO: the step is not kept.
+	refused->status = -EIO;
+	GOS_LOG(log::error, job_name << " step " << req.step_id << " not registered: " << refused->why);
 	if (!known) {
 		discard(req.job_id);
-		return Refusal{-EIO, why};
+		return refused;
 	}
 	take_back_gpus(job, had_gpus);
 	if (new_step)
 		job.steps.erase(req.step_id);
 	job.registered = was_registered;
-	return Refusal{-EIO, why};
+	return refused;
 }
 
 // A task the daemon could not save would be lost by a restart: the plugin
@@ -126,11 +122,11 @@ std::optional<Refusal> JobLedger::register_task(std::uint64_t id, std::uint32_t 
 	if (!job->cgroup)
 		if (auto cg = slurm_job_cgroup(pid, slurm_cgroups()); cg && cg->job == id)
 			job->cgroup = cg->id;
-	if (auto why = save(*job); !why.empty()) {
+	if (auto refused = save(*job)) {
 		job->tasks = std::move(was_tasks);
 		job->registered = was_registered;
 		job->cgroup = was_cgroup;
-		return Refusal{-EIO, "task " + std::to_string(pid) + " not saved, so not registered: " + why};
+		return Refusal{-EIO, "task " + std::to_string(pid) + " not saved, so not registered: " + refused->why};
 	}
 	if (int err = tenants_.bind(*job))
 		return Refusal{err, "engine: cannot bind task " + std::to_string(pid) + " to job " + std::to_string(id) +
@@ -259,16 +255,21 @@ void JobLedger::add_gpus(Job &job, const gos_req_step &req)
 }
 
 // The step admitted: tenants for the job's GPUs, its processes bound to
-// all of them, every GPU's policy set again, the record saved. Returns why
-// the record could not be saved, or ""; throws if the engine refuses a tenant.
-std::string JobLedger::admit_step(Job &job)
+// all of them, every GPU's policy set again, the record saved. Refused if
+// the engine refuses a tenant or the record cannot be saved; the caller
+// takes the step back.
+std::optional<Refusal> JobLedger::admit_step(Job &job)
 {
 	job.registered = unix_now();
-	tenants_.ensure(job);
+	if (auto refused = tenants_.ensure(job))
+		return refused;
 	tenants_.bind(job);	// a new GPU: the job's bindings name one tenant more
 	for (const auto &g : job.gpus)
 		policy_.apply(g.node_gpu, jobs_);
-	return save(job);
+	if (auto refused = save(job))
+		return Refusal{refused->status,
+			       "job " + std::to_string(job.id) + " not saved, so not registered: " + refused->why};
+	return std::nullopt;
 }
 
 // A step's new GPUs taken back: the job's processes bound to the tenants
@@ -328,14 +329,14 @@ void JobLedger::persist()
 	}
 }
 
-// The record if it changed, and the job's MPI ranks if they did; returns
-// why it could not, or "".
-std::string JobLedger::save(Job &job)
+// The record if it changed, and the job's MPI ranks if they did.
+std::optional<Refusal> JobLedger::save(Job &job)
 {
 	std::string why = store_.save(with_live_counters(engine_, job));
-	if (why.empty())
-		job.mpi_ranks_unsaved = false;
-	return why;
+	if (!why.empty())
+		return Refusal{-EIO, why};
+	job.mpi_ranks_unsaved = false;
+	return std::nullopt;
 }
 
 // Its processes and tenants let go, its live counters folded into the

@@ -17,6 +17,7 @@
 #include <gpuoversub/abi.h>
 
 #include "common/config/config.hpp"
+#include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/final_reports.hpp"
 #include "daemon/gpud/gpus.hpp"
@@ -28,12 +29,6 @@
 #include "daemon/gpud/tenants.hpp"
 
 namespace gos::gpud {
-
-// Why the ledger refused a request: a negative errno and its words.
-struct Refusal {
-	int status;
-	std::string why;
-};
 
 class JobLedger {
 public:
@@ -48,8 +43,8 @@ public:
 	// (or new ones) and their processes are bound again.
 	void resume();
 
-	// The SPANK plugin's requests, each checked already as a request.
-	// A step: the job made at its first step, the step's GPUs added, with
+	// The SPANK plugin's requests, each checked already as a request, and
+	// each refused (answer.hpp's Refusal) or made whole. A step: the job made at its first step, the step's GPUs added, with
 	// tenants, its processes bound to all of them, every GPU's policy set
 	// again, and the record saved. What cannot be saved is undone whole.
 	std::optional<Refusal> register_step(const gos_req_step &req);
@@ -70,7 +65,10 @@ public:
 
 	Jobs &jobs() { return jobs_; }
 	Job *find(std::uint64_t job);
-	Job &at(std::uint64_t job) { return jobs_.at(job); }	// throws std::out_of_range
+	// The job of a session that said hello: it is here while the session
+	// is (release lets the job's sessions go before the job goes), so not
+	// finding it is a bug, not a refusal (std::out_of_range).
+	Job &at(std::uint64_t job) { return jobs_.at(job); }
 	// The registered job a process belongs to: a task of it (the same
 	// process: a task found to have exited is forgotten), a descendant of
 	// one, or in its Slurm cgroup.
@@ -88,10 +86,10 @@ private:
 	Job *find_step(std::uint64_t job, std::uint32_t step);
 	Job &create(const gos_req_step &req);
 	void add_gpus(Job &job, const gos_req_step &req);
-	std::string admit_step(Job &job);
+	std::optional<Refusal> admit_step(Job &job);
 	void take_back_gpus(Job &job, std::size_t kept);
 	void forget_tasks(Job &job, std::optional<std::uint32_t> step = std::nullopt);
-	std::string save(Job &job);
+	std::optional<Refusal> save(Job &job);
 	std::set<std::uint32_t> retire(Job &job);
 	void discard(std::uint64_t job);
 	void end(std::uint64_t job);

@@ -6,16 +6,6 @@
 #include "daemon/gpud/identity.hpp"
 
 namespace gos::gpud {
-namespace {
-
-Answer reply(const std::optional<Refusal> &refused)
-{
-	if (refused)
-		return {refused->status, refused->why, {}};
-	return {};
-}
-
-} // namespace
 
 Answer SlurmHandlers::step_register(Session &, const gos_req_step &req)
 {
@@ -40,19 +30,19 @@ Answer SlurmHandlers::step_register(Session &, const gos_req_step &req)
 	auto refused = ledger_.register_step(req);
 	if (new_job && !refused)
 		reconciler_.follow(req.job_id);
-	return reply(refused);
+	return answer_of(refused);
 }
 
 Answer SlurmHandlers::step_end(Session &, const gos_req_step_ref &req)
 {
-	return reply(ledger_.end_step(req.job_id, req.step_id));
+	return answer_of(ledger_.end_step(req.job_id, req.step_id));
 }
 
 // The epilog's word that the job is over, whatever steps did not say so
 // (a slurmstepd killed before its exit hook).
 Answer SlurmHandlers::job_end(Session &, const gos_req_job &req)
 {
-	return reply(ledger_.end_job(req.job_id));
+	return answer_of(ledger_.end_job(req.job_id));
 }
 
 Answer SlurmHandlers::task_register(Session &, const gos_req_task &req)
@@ -61,7 +51,7 @@ Answer SlurmHandlers::task_register(Session &, const gos_req_task &req)
 	if (req.pid < 2 || req.pid >= static_cast<std::uint32_t>(limit))
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task: pids run from 2 to " +
 					 std::to_string(limit - 1) + " (below kernel.pid_max)", {}};
-	return reply(ledger_.register_task(req.job_id, req.step_id, static_cast<pid_t>(req.pid)));
+	return answer_of(ledger_.register_task(req.job_id, req.step_id, static_cast<pid_t>(req.pid)));
 }
 
 } // namespace gos::gpud

@@ -8,18 +8,19 @@
 
 namespace gos::gpud {
 
-void TenantBook::ensure(Job &job)
+std::optional<Refusal> TenantBook::ensure(Job &job)
 {
 	for (std::uint32_t i = 0; i < job.gpus.size(); i++) {
 		JobGpu &g = job.gpus[i];
 		if (g.tenant)
 			continue;
 		if (int err = engine_.tenant_create(g.node_gpu, 100, 0, g.tenant))
-			throw std::runtime_error("engine: cannot add job " + std::to_string(job.id) + " on GPU " +
-						 std::to_string(g.node_gpu) + ": " + errno_text(err));
+			return Refusal{err < 0 ? err : -err, "engine: cannot add job " + std::to_string(job.id) + " on GPU " +
+							    std::to_string(g.node_gpu) + ": " + errno_text(err)};
 		owner_[g.tenant] = {job.id, i};
 		job.engine_instance = engine_.instance();
 	}
+	return std::nullopt;
 }
 
 // The job's tenants are still the engine's if the engine outlived the

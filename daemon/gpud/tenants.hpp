@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/jobs.hpp"
 
@@ -24,8 +25,9 @@ public:
 
 	explicit TenantBook(EngineControl &engine) : engine_(engine) {}
 
-	// A tenant for each of the job's GPUs without one; throws if the engine refuses.
-	void ensure(Job &job);
+	// A tenant for each of the job's GPUs without one; the engine's
+	// refusal of one, if it refuses (those made before it stay, the job's).
+	std::optional<Refusal> ensure(Job &job);
 	// After a restart: keeps the job's tenants if the engine outlived the
 	// daemon; otherwise folds their last counters into the base. Whether
 	// each GPU's tenant was kept, in the job's GPU order.
