@@ -1,18 +1,23 @@
 // What gpuoversubd says of its node: STATUS (the GPUs with the jobs'
-// tenants on them) and JOBS (the jobs registered here). One shape each,
-// written by the daemon (daemon/gpud/views.cpp) and read by gpuoversubctl;
+// tenants on them), JOBS (the jobs registered here), EXPLAIN (why a job has
+// its shares) and REQUESTS (the request table). One shape each, written by
+// the daemon (daemon/gpud/views.cpp, explain.cpp, query_handlers.cpp) and
+// read by gpuoversubctl;
 // fields and meaning: docs/architecture.md, "Schemas". Readers accept a
 // missing field as its default and ignore one they do not know, so that a
 // gpuoversubctl of another release still reads the reply.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <gpuoversub/abi.h>
+
+#include "common/report/report.hpp"
 
 namespace gos::status {
 
@@ -67,5 +72,71 @@ struct JobStatus {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobStatus, job, uid, partition, account, qos, steps, tasks, gpus, resident,
 						host, started, report_pending)
+
+// EXPLAIN's reply. What the job asked of --gpu-mem-oversub, and the policy
+// entries that gave its ceiling and the default of its partition and QOS.
+struct OversubChoice {
+	std::string asked;		// "on", "2", "40 GiB"
+	double ceiling = 0;		// on FACTOR
+	std::string ceiling_from;	// the entry: "max_oversub", "max_oversub.partition.gpu"
+	std::string fallback;		// what a job here that gives none gets ("default" in JSON)
+	std::string fallback_from;	// ("default_from" in JSON)
+};
+void to_json(nlohmann::json &j, const OversubChoice &o);
+void from_json(const nlohmann::json &j, OversubChoice &o);
+
+// The engine's terms for a job's tenant on one GPU, and what its
+// water-filling gave it, with why.
+struct EngineShare {
+	double weight = 0;		// the engine's, relative (after scaling into its range)
+	std::uint64_t min_bytes = 0, limit = 0;	// limit 0: none
+	std::uint64_t demand = 0, entitlement = 0;
+	std::string entitlement_why;
+	double level = 0;		// the GPU's water-filling level, bytes per unit of weight
+	std::uint64_t resident = 0, host = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineShare, weight, min_bytes, limit, demand, entitlement,
+						entitlement_why, level, resident, host)
+
+// One of the job's GPUs: the weight rule's result and the engine's share,
+// one flat object in JSON.
+struct GpuShare {
+	report::GpuWeight rule;
+	EngineShare engine;
+};
+void to_json(nlohmann::json &j, const GpuShare &g);
+void from_json(const nlohmann::json &j, GpuShare &g);
+
+struct Explanation {
+	std::uint64_t job = 0;
+	std::uint32_t uid = 0;
+	std::string partition, account, qos;
+	OversubChoice oversub;
+	std::vector<GpuShare> gpus;	// in the job's order
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Explanation, job, uid, partition, account, qos, oversub, gpus)
+
+// REQUESTS' reply: the request table (requests.def) as the daemon has it,
+// and the values of the settings its costs name.
+struct RequestLine {
+	unsigned number = 0;
+	std::string name, caller;
+	std::string request;		// the payload's kind: none, fixed, records
+	std::uint64_t request_min_bytes = 0, request_max_bytes = 0;
+	std::uint64_t record_bytes = 0;	// records rows only; absent from JSON for the others
+	std::string reply;		// none, fixed, json, bytes
+	std::uint64_t reply_max_bytes = 0;
+	std::string cost;
+};
+void to_json(nlohmann::json &j, const RequestLine &r);
+void from_json(const nlohmann::json &j, RequestLine &r);
+
+struct Requests {
+	int wire_version = 0;
+	std::uint64_t max_payload_bytes = 0;
+	std::vector<RequestLine> requests;
+	std::map<std::string, std::uint64_t> caps;	// a setting's name, its value
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Requests, wire_version, max_payload_bytes, requests, caps)
 
 } // namespace gos::status

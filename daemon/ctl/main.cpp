@@ -71,18 +71,6 @@ T reply_as(const json &reply, const std::string &what)
 	}
 }
 
-std::string gib(const json &v)
-{
-	return gos::format_bytes(v.get<std::uint64_t>());
-}
-
-// A string of the daemon's answer, for root's terminal: what a user chose
-// may be in it, so control characters are shown as \xNN, never sent raw.
-std::string text(const json &v)
-{
-	return gos::escaped(v.get<std::string>());
-}
-
 // A partition, account or QOS name; an empty one is said, not left blank.
 std::string named(const std::string &v)
 {
@@ -137,23 +125,23 @@ void print_job_line(std::uint64_t job, std::uint32_t uid, const std::string &par
 		    named(partition).c_str(), named(account).c_str(), named(qos).c_str());
 }
 
-void print_explain(const json &e)
+void print_explain(const gos::status::Explanation &e)
 {
-	print_job_line(e["job"], e["uid"], e["partition"], e["account"], e["qos"]);
-	const json &o = e["oversub"];
+	print_job_line(e.job, e.uid, e.partition, e.account, e.qos);
+	const auto &o = e.oversub;
 	std::printf("--gpu-mem-oversub %s; ceiling on FACTOR %g (%s); a job here that gives none gets %s (%s)\n",
-		    text(o["asked"]).c_str(), o["ceiling"].get<double>(),
-		    text(o["ceiling_from"]).c_str(), text(o["default"]).c_str(),
-		    text(o["default_from"]).c_str());
-	for (const auto &g : e["gpus"]) {
-		std::printf("GPU %u: weight %.2f", g["gpu"].get<unsigned>(), g["weight"].get<double>());
-		for (const auto &s : g["derivation"])	// the factors, multiplied
-			std::printf("\n  %-9s x %-8g %s", text(s["fact"]).c_str(), s["factor"].get<double>(),
-				    text(s["why"]).c_str());
+		    gos::escaped(o.asked).c_str(), o.ceiling, gos::escaped(o.ceiling_from).c_str(),
+		    gos::escaped(o.fallback).c_str(), gos::escaped(o.fallback_from).c_str());
+	for (const auto &g : e.gpus) {
+		const auto &share = g.engine;
+		std::printf("GPU %u: weight %.2f", g.rule.gpu, share.weight);
+		for (const auto &s : g.rule.derivation)	// the factors, multiplied
+			std::printf("\n  %-9s x %-8g %s", gos::escaped(s.fact).c_str(), s.factor, gos::escaped(s.why).c_str());
 		std::printf("\n  minimum %s, limit %s, demand %s\n  entitled to %s: %s\n  on the GPU %s, in host RAM %s\n",
-			    gib(g["min_bytes"]).c_str(), g["limit"].get<std::uint64_t>() ? gib(g["limit"]).c_str() : "none",
-			    gib(g["demand"]).c_str(), gib(g["entitlement"]).c_str(),
-			    text(g["entitlement_why"]).c_str(), gib(g["resident"]).c_str(), gib(g["host"]).c_str());
+			    format_bytes(share.min_bytes).c_str(), share.limit ? format_bytes(share.limit).c_str() : "none",
+			    format_bytes(share.demand).c_str(), format_bytes(share.entitlement).c_str(),
+			    gos::escaped(share.entitlement_why).c_str(), format_bytes(share.resident).c_str(),
+			    format_bytes(share.host).c_str());
 	}
 }
 
@@ -181,28 +169,25 @@ void print_report(const gos::report::Report &r)
 }
 
 // The request table as the daemon has it, and the caps its costs name.
-void print_requests(const json &t)
+void print_requests(const gos::status::Requests &t)
 {
-	std::printf("wire version %d; frames of at most %s\n", t["wire_version"].get<int>(), gib(t["max_payload_bytes"]).c_str());
+	std::printf("wire version %d; frames of at most %s\n", t.wire_version, format_bytes(t.max_payload_bytes).c_str());
 	std::printf("%3s %-14s %-7s %-22s %-20s %s\n", "#", "request", "caller", "payload", "reply", "cost");
-	for (const auto &r : t["requests"]) {
-		auto bytes = [](const json &min, const json &max) {
-			auto lo = min.get<std::uint64_t>(), hi = max.get<std::uint64_t>();
+	for (const auto &r : t.requests) {
+		auto bytes = [](std::uint64_t lo, std::uint64_t hi) {
 			return lo == hi ? std::to_string(hi) + " B" : std::to_string(lo) + "-" + std::to_string(hi) + " B";
 		};
-		std::string payload = text(r["request"]) + (r["request_max_bytes"].get<std::uint64_t>()
-								    ? " " + bytes(r["request_min_bytes"], r["request_max_bytes"])
-								    : "");
-		std::uint64_t most = r["reply_max_bytes"].get<std::uint64_t>();
-		std::string reply = text(r["reply"]) + (r["reply"] == "fixed" ? " " + std::to_string(most) + " B"
-							: most			? " <= " + gib(r["reply_max_bytes"])
-										: "");
-		std::printf("%3u %-14s %-7s %-22s %-20s %s\n", r["number"].get<unsigned>(), text(r["name"]).c_str(),
-			    text(r["caller"]).c_str(), payload.c_str(), reply.c_str(), text(r["cost"]).c_str());
+		std::string payload = gos::escaped(r.request) +
+				      (r.request_max_bytes ? " " + bytes(r.request_min_bytes, r.request_max_bytes) : "");
+		std::string reply = gos::escaped(r.reply) + (r.reply == "fixed"	  ? " " + std::to_string(r.reply_max_bytes) + " B"
+							     : r.reply_max_bytes ? " <= " + format_bytes(r.reply_max_bytes)
+										 : "");
+		std::printf("%3u %-14s %-7s %-22s %-20s %s\n", r.number, gos::escaped(r.name).c_str(),
+			    gos::escaped(r.caller).c_str(), payload.c_str(), reply.c_str(), gos::escaped(r.cost).c_str());
 	}
 	std::printf("caps:");
-	for (const auto &[name, value] : t["caps"].items())
-		std::printf(" %s %llu", name.c_str(), value.get<unsigned long long>());
+	for (const auto &[name, value] : t.caps)
+		std::printf(" %s %llu", gos::escaped(name).c_str(), static_cast<unsigned long long>(value));
 	std::printf("\n");
 }
 
@@ -252,12 +237,14 @@ int main(int argc, char **argv)
 					out["job_wide"] = wide.ours;
 				std::cout << gos::json_text(out, 2) << "\n";
 			} else {
-				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report")) : print_explain(out);
+				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report"))
+						: print_explain(reply_as<gos::status::Explanation>(out, "explanation"));
 				std::fputs(gos::ctl::job_wide_text(wide).c_str(), stdout);
 			}
 		} else if (cmd == "requests" && optind == argc) {
 			out = answer(daemon_at(socket)->requests());
-			as_json ? void(std::cout << gos::json_text(out, 2) << "\n") : print_requests(out);
+			as_json ? void(std::cout << gos::json_text(out, 2) << "\n")
+				: print_requests(reply_as<gos::status::Requests>(out, "request table"));
 		} else {
 			usage_error("unknown command or wrong arguments: " + cmd);
 		}

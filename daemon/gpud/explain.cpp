@@ -26,23 +26,20 @@ std::pair<std::string, double> share_reason(const gos_tenant_stats &ts)
 
 } // namespace
 
-nlohmann::json Views::explain(const Job &job, const nlohmann::json &weights, const nlohmann::json &oversub)
+status::Explanation Views::explain(const Job &job, std::vector<report::GpuWeight> weights,
+				   status::OversubChoice oversub)
 {
-	nlohmann::json gpus = nlohmann::json::array();
-	std::size_t i = 0;
-	for (const auto &g : job.gpus) {
+	status::Explanation e{job.id, job.uid, job.partition, job.account, job.qos, std::move(oversub), {}};
+	for (std::size_t i = 0; i < job.gpus.size(); i++) {
 		gos_tenant_stats ts{};
-		if (g.tenant)
-			engine_.tenant_stats(g.tenant, ts);
+		if (job.gpus[i].tenant)
+			engine_.tenant_stats(job.gpus[i].tenant, ts);
 		auto [why, level] = share_reason(ts);
-		nlohmann::json w = weights.at(i++);
-		w.update({{"weight", ts.weight / 100.0}, {"min_bytes", ts.min_bytes}, {"limit", ts.limit},
-			  {"demand", ts.demand}, {"entitlement", ts.entitlement}, {"entitlement_why", why},
-			  {"level", level}, {"resident", ts.resident}, {"host", ts.host}});
-		gpus.push_back(std::move(w));
+		e.gpus.push_back({std::move(weights.at(i)),
+				  {ts.weight / 100.0, ts.min_bytes, ts.limit, ts.demand, ts.entitlement, why, level,
+				   ts.resident, ts.host}});
 	}
-	return {{"job", job.id}, {"uid", job.uid}, {"partition", job.partition}, {"account", job.account},
-		{"qos", job.qos}, {"oversub", oversub}, {"gpus", gpus}};
+	return e;
 }
 
 } // namespace gos::gpud

@@ -18,10 +18,10 @@ FinalReports::FinalReports(const config::Config &cfg, const std::vector<Gpu> &gp
 	kill_after_report_ = fault && std::string(fault) == "kill-after-report";
 }
 
-bool FinalReports::write(const Job &job, const nlohmann::json &weights)
+bool FinalReports::write(const Job &job, std::vector<report::GpuWeight> weights)
 {
 	report::Report rep = build_report(job, {}, gpus_);
-	rep.weights = weights.get<std::vector<report::GpuWeight>>();
+	rep.weights = std::move(weights);
 	try {
 		write_report(cfg_.policy.report_dir, rep, cfg_.policy.report_summary);
 	} catch (const std::exception &e) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config/config.hpp"
+#include "common/report/report.hpp"
 #include "common/util/rate_limit.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/jobs.hpp"
@@ -21,7 +22,7 @@ public:
 	FinalReports(const config::Config &cfg, const std::vector<Gpu> &gpus);
 	// Writes the ended job's report with its weights, and logs its
 	// summary; false if it could not be written (try again later).
-	bool write(const Job &job, const nlohmann::json &weights);
+	bool write(const Job &job, std::vector<report::GpuWeight> weights);
 	// Whether the job's report is in the report directory.
 	bool written(std::uint64_t job) const;
 

@@ -126,16 +126,6 @@ bool Job::keep_mpi_rank(const MpiRank &r, std::size_t cap)
 	return true;
 }
 
-namespace {
-
-double lookup(const std::map<std::string, double> &table, const std::string &key, double fallback)
-{
-	auto it = table.find(key);
-	return it == table.end() ? fallback : it->second;
-}
-
-} // namespace
-
 nlohmann::json to_json(const Job &job)
 {
 	nlohmann::json gpus = nlohmann::json::array();
@@ -205,65 +195,6 @@ Job job_from_json(const nlohmann::json &j)
 	for (const MpiRank &r : j.value("mpi_ranks", nlohmann::json::array()).get<std::vector<MpiRank>>())
 		job.mpi_ranks[r.rank] = r;
 	return job;
-}
-
-namespace {
-
-config::Chosen<double> ceiling_for(const config::Config &cfg, const Job &job)
-{
-	return config::choose(cfg.policy.max_oversub, "max_oversub", job.partition, job.qos);
-}
-
-} // namespace
-
-JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm)
-{
-	JobPolicy p;
-	p.weight = weigh(cfg.policy, {job.partition, job.account, job.qos, gpu.shards, slurm, gpu.deflated});
-	p.min_share = std::max({lookup(cfg.policy.min_share.partition, job.partition, 0),
-				lookup(cfg.policy.min_share.account, job.account, 0), lookup(cfg.policy.min_share.qos, job.qos, 0)});
-	p.ceiling = ceiling_for(cfg, job).value;
-	if (job.factor_milli)
-		p.factor = std::min(job.factor_milli / 1000.0, p.ceiling);
-	return p;
-}
-
-nlohmann::json oversub_json(const config::Config &cfg, const Job &job)
-{
-	using Kind = config::Request::Kind;
-	config::Request asked{job.factor_milli ? Kind::factor : job.size_limit ? Kind::size : Kind::on,
-			      job.factor_milli / 1000.0, job.size_limit};
-	auto ceiling = ceiling_for(cfg, job);
-	auto fallback = config::choose(cfg.policy.default_oversub, "default_oversub", job.partition, job.qos);
-	return {{"asked", asked.text()},
-		{"ceiling", ceiling.value},
-		{"ceiling_from", ceiling.entry},
-		{"default", fallback.value.text()},
-		{"default_from", fallback.entry}};
-}
-
-nlohmann::json weight_json(const Weight &w)
-{
-	nlohmann::json steps = nlohmann::json::array();
-	for (const auto &s : w.steps)
-		steps.push_back({{"fact", s.fact}, {"factor", s.factor}, {"why", s.why}});
-	return {{"nominal", w.nominal}, {"effective", w.effective}, {"derivation", steps}};
-}
-
-nlohmann::json weights_json(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm)
-{
-	nlohmann::json out = nlohmann::json::array();
-	for (const auto &g : job.gpus) {
-		nlohmann::json w = weight_json(policy_for(cfg, job, g, slurm).weight);
-		w["gpu"] = g.node_gpu;
-		out.push_back(std::move(w));
-	}
-	return out;
-}
-
-std::uint32_t engine_weight(double weight)
-{
-	return static_cast<std::uint32_t>(std::clamp(std::lround(weight * 100), 1L, 65535L));
 }
 
 } // namespace gos::gpud

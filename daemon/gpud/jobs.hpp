@@ -156,29 +156,11 @@ struct Job {
 	bool keep_mpi_rank(const MpiRank &r, std::size_t cap);
 };
 
+// The node's jobs by id, as the ledger keeps them.
+using Jobs = std::map<std::uint64_t, Job>;
+
 nlohmann::json to_json(const Job &job);
 nlohmann::json mpi_rank_list(const Job &job);	// by rank
 Job job_from_json(const nlohmann::json &j);	// throws nlohmann::json::exception
-
-// Weight, limit and minimum from the policy and the job's Slurm facts.
-struct JobPolicy {
-	Weight weight;				// relative, with its derivation
-	double factor = 0;			// clamped FACTOR, 0 = none
-	double ceiling = 0;			// max_oversub for the job's partition and QOS
-	std::uint64_t min_bytes(std::uint64_t capacity) const { return static_cast<std::uint64_t>(min_share * static_cast<double>(capacity)); }
-	double min_share = 0;
-};
-JobPolicy policy_for(const config::Config &cfg, const Job &job, const JobGpu &gpu, const SlurmPriorities &slurm);
-// The weight's derivation, as explain and the report show it.
-nlohmann::json weight_json(const Weight &w);
-// What the job asks of --gpu-mem-oversub, and the policy entries that give
-// its ceiling and the default of its partition and QOS, for explain.
-nlohmann::json oversub_json(const config::Config &cfg, const Job &job);
-// Every GPU's weight derivation, for the job's report.
-nlohmann::json weights_json(const config::Config &cfg, const Job &job, const SlurmPriorities &slurm);
-
-// Engine weight: the relative weight in hundredths, within the engine's range.
-inline constexpr double max_engine_weight = 655.35;
-std::uint32_t engine_weight(double weight);
 
 } // namespace gos::gpud

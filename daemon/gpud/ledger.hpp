@@ -32,8 +32,6 @@ namespace gos::gpud {
 
 class JobLedger {
 public:
-	using Jobs = std::map<std::uint64_t, Job>;
-
 	// release is called once as a job ends, before its tenants go: the
 	// job's processes are done, so their sessions let go of it.
 	JobLedger(const config::Config &cfg, const std::vector<Gpu> &gpus, EngineControl &engine, PolicyApplier &policy,
@@ -80,7 +78,10 @@ public:
 	// What a report of the job says now: its counters, folded, and each
 	// GPU's weight with its derivation, with Slurm's facts as last read.
 	Job folded(const Job &job) { return gpud::folded(engine_, job); }
-	nlohmann::json weights(const Job &job) const { return weights_json(cfg_, job, policy_.priorities(job)); }
+	std::vector<report::GpuWeight> weights(const Job &job) const
+	{
+		return weights_of(cfg_, job, policy_.priorities(job));
+	}
 
 private:
 	Job *find_step(std::uint64_t job, std::uint32_t step);

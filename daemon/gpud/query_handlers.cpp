@@ -24,22 +24,17 @@ Answer QueryHandlers::jobs(Session &)
 // The request table, and the values of the settings its costs name.
 Answer QueryHandlers::requests(Session &)
 {
-	nlohmann::json rows = nlohmann::json::array();
-	for (const proto::RequestRow &r : proto::request_table()) {
-		nlohmann::json row = {{"number", r.type}, {"name", r.name}, {"caller", proto::caller_name(r.caller)},
-				      {"request", proto::body_name(r.request)}, {"request_min_bytes", r.request_min},
-				      {"request_max_bytes", r.request_max}, {"reply", proto::body_name(r.reply)},
-				      {"reply_max_bytes", r.reply_max}, {"cost", r.cost}};
-		if (r.request == proto::Body::records)
-			row["record_bytes"] = r.record;
-		rows.push_back(std::move(row));
-	}
+	status::Requests table{GOS_WIRE_VERSION, GOS_WIRE_MAX_PAYLOAD, {}, {}};
+	for (const proto::RequestRow &r : proto::request_table())
+		table.requests.push_back({r.type, std::string(r.name), std::string(proto::caller_name(r.caller)),
+					  std::string(proto::body_name(r.request)), r.request_min, r.request_max,
+					  r.request == proto::Body::records ? r.record : 0,
+					  std::string(proto::body_name(r.reply)), r.reply_max, std::string(r.cost)});
 	const auto &p = cfg_.policy;
-	nlohmann::json caps = {{"max_agents_per_job", p.max_agents_per_job}, {"max_buffers_per_job", p.max_buffers_per_job},
-			       {"max_ranks_per_job", p.max_ranks_per_job}, {"max_connections_per_uid", p.max_connections_per_uid},
-			       {"host_spill_limit", p.host_spill_limit}};
-	return {0, {}, json_text({{"wire_version", GOS_WIRE_VERSION}, {"max_payload_bytes", GOS_WIRE_MAX_PAYLOAD},
-				  {"requests", rows}, {"caps", caps}})};
+	table.caps = {{"max_agents_per_job", p.max_agents_per_job}, {"max_buffers_per_job", p.max_buffers_per_job},
+		      {"max_ranks_per_job", p.max_ranks_per_job}, {"max_connections_per_uid", p.max_connections_per_uid},
+		      {"host_spill_limit", p.host_spill_limit}};
+	return {0, {}, json_text(table)};
 }
 
 // Why a running job has its shares.
@@ -50,7 +45,7 @@ Answer QueryHandlers::explain(Session &s, const gos_req_job &req)
 		return {-ENOENT, "job " + std::to_string(req.job_id) + " is not running on this node", {}};
 	if (s.peer.uid != 0 && s.peer.uid != job->uid)
 		return {-EACCES, "job " + std::to_string(req.job_id) + " belongs to another user", {}};
-	return {0, {}, json_text(views_.explain(*job, ledger_.weights(*job), oversub_json(cfg_, *job)))};
+	return {0, {}, json_text(views_.explain(*job, ledger_.weights(*job), oversub_choice(cfg_, *job)))};
 }
 
 // A running job's report so far, or an ended job's from the report directory.
@@ -61,7 +56,7 @@ Answer QueryHandlers::report(Session &s, const gos_req_job &req)
 		if (!may_read_job(s.peer, job->uid))
 			return {-EACCES, refused, {}};
 		report::Report rep = build_report(ledger_.folded(*job), {}, gpus_);
-		rep.weights = ledger_.weights(*job).get<std::vector<report::GpuWeight>>();	// as the final report has them
+		rep.weights = ledger_.weights(*job);	// as the final report has them
 		return {0, {}, json_text(rep)};
 	}
 	// Its owner from its first bytes, before anything else of it is read:

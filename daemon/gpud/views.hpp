@@ -24,9 +24,9 @@ public:
 	// What the daemon holds, in a line: systemd's STATUS=.
 	std::string summary() const;
 	std::vector<status::JobStatus> jobs();
-	// A job's weights and entitlements, with why (explain.cpp).
-	// weights: the job's, from JobLedger::weights.
-	nlohmann::json explain(const Job &job, const nlohmann::json &weights, const nlohmann::json &oversub);
+	// A job's weights and entitlements, with why (explain.cpp), from its
+	// policy (policy.hpp: weights_of, oversub_choice).
+	status::Explanation explain(const Job &job, std::vector<report::GpuWeight> weights, status::OversubChoice oversub);
 
 private:
 	const Discovery &discovery_;

@@ -19,7 +19,7 @@ std::string shown(const std::string &name)
 	return name.empty() ? "(none)" : name;
 }
 
-WeightStep shards_step(bool counted, const ShardHolding &s)
+report::WeightFactor shards_step(bool counted, const ShardHolding &s)
 {
 	if (!counted)
 		return {"shards", 1, "not counted (slurm_weights.shards: false)"};
@@ -36,7 +36,7 @@ WeightStep shards_step(bool counted, const ShardHolding &s)
 
 // A YAML entry for the job's name, else the Slurm fact when counted; `why`
 // is the fact's own reason, for a missing or a stale value.
-WeightStep priority_step(const std::string &fact, const std::map<std::string, double> &yaml, const std::string &name,
+report::WeightFactor priority_step(const std::string &fact, const std::map<std::string, double> &yaml, const std::string &name,
 			 const std::string &slurm_name, bool counted, std::optional<double> slurm_value,
 			 const std::string &why)
 {
@@ -60,11 +60,12 @@ std::optional<double> at_least_one(std::optional<std::uint32_t> v)
 
 } // namespace
 
-Weight weigh(const config::Policy &policy, const WeightInputs &in)
+report::GpuWeight weigh(const config::Policy &policy, const WeightInputs &in)
 {
-	Weight w;
+	report::GpuWeight w;
+	w.gpu = in.gpu;
 	if (policy.equal_weights) {
-		w.steps.push_back({"fairness", 1, "fairness: equal gives every job weight 1"});
+		w.derivation.push_back({"fairness", 1, "fairness: equal gives every job weight 1"});
 	} else {
 		const auto &on = policy.slurm_weights;
 		const SlurmPriorities &slurm = in.priorities;
@@ -74,7 +75,7 @@ Weight weigh(const config::Policy &policy, const WeightInputs &in)
 			fairshare_why = "garbled: " + text(f) + " is not within 0..1";
 		else if (slurm.fairshare)
 			fairshare = std::max(f, 0.01);	// the engine's least weight
-		w.steps = {shards_step(on.shards, in.shards),
+		w.derivation = {shards_step(on.shards, in.shards),
 			   priority_step("partition", policy.weights.partition, in.partition, "PriorityJobFactor",
 					 on.partition_factor, at_least_one(slurm.partition_factor), slurm.partition_reason),
 			   priority_step("qos", policy.weights.qos, in.qos, "QOS Priority", on.qos_priority,
@@ -82,11 +83,11 @@ Weight weigh(const config::Policy &policy, const WeightInputs &in)
 			   priority_step("account", policy.weights.account, in.account, "fair-share factor", on.fairshare,
 					 fairshare, fairshare_why)};
 	}
-	for (const auto &s : w.steps)
+	for (const auto &s : w.derivation)
 		w.nominal *= s.factor;
 	w.effective = w.nominal;
 	if (in.deflated) {
-		w.steps.push_back({"balloon", policy.balloon_idle_weight, "idle on this GPU: balloon.idle_weight"});
+		w.derivation.push_back({"balloon", policy.balloon_idle_weight, "idle on this GPU: balloon.idle_weight"});
 		w.effective *= policy.balloon_idle_weight;
 	}
 	return w;

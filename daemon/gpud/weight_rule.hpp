@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/config/config.hpp"
+#include "common/report/report.hpp"
 
 namespace gos::gpud {
 
@@ -41,32 +42,18 @@ struct ShardHolding {
 };
 
 struct WeightInputs {
+	std::uint32_t gpu = 0;		// node index, named in the result
 	std::string partition, account, qos;
 	ShardHolding shards;
 	SlurmPriorities priorities;
 	bool deflated = false;		// the balloon's, on this GPU
 };
 
-// One factor of the product: which fact or rule, the value it contributed,
-// and a human sentence (e.g. "3 of 4 shards", "unknown: slurmctld down").
-struct WeightStep {
-	std::string fact;		// shards, partition, qos, account, balloon, fairness
-	double factor = 1;
-	std::string why;
-};
-
-struct Weight {
-	double nominal = 1;		// before the balloon: sizes limits
-	double effective = 1;		// after it: what the engine gets
-	std::vector<WeightStep> steps;
-};
-
-// Which Slurm facts count is the policy's (gpuoversub.yaml `slurm_weights`:
-// shards on by default, partition_factor, qos_priority, fairshare off).
-// Never throws; every unknown input yields factor 1 and says why.
-Weight weigh(const config::Policy &policy, const WeightInputs &in);
-
-// The facts cache (daemon/gpud/slurm_facts.*): never blocks.
-// SlurmPriorities lookup(partition, qos, account, user);
+// The job's weight on the GPU, with its derivation: the report's own type,
+// as explain and the job's report show it. Which Slurm facts count is the
+// policy's (gpuoversub.yaml `slurm_weights`: shards on by default,
+// partition_factor, qos_priority, fairshare off). Never throws; every
+// unknown input yields factor 1 and says why.
+report::GpuWeight weigh(const config::Policy &policy, const WeightInputs &in);
 
 } // namespace gos::gpud

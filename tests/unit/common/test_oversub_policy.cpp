@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "common/config/config.hpp"
-#include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/policy.hpp"
 #include "tests/unit/common/config_error.hpp"
 
 using namespace gos;
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(the_daemon_clamps_to_the_jobs_entry_and_explain_names_it)
 	job.factor_milli = 6000;
 	job.gpus.push_back({});
 	BOOST_TEST(gpud::policy_for(cfg, job, job.gpus[0], {}).factor == 2.0);
-	auto o = gpud::oversub_json(cfg, job);
+	auto o = nlohmann::json(gpud::oversub_choice(cfg, job));
 	BOOST_TEST(o["asked"] == "6");
 	BOOST_TEST(o["ceiling"] == 2.0);
 	BOOST_TEST(o["ceiling_from"] == "max_oversub.partition.gpu");
@@ -97,13 +97,13 @@ BOOST_AUTO_TEST_CASE(the_daemon_clamps_to_the_jobs_entry_and_explain_names_it)
 	BOOST_TEST(o["default_from"] == "default_oversub");
 	job.qos = "high";
 	BOOST_TEST(gpud::policy_for(cfg, job, job.gpus[0], {}).factor == 6.0);
-	o = gpud::oversub_json(cfg, job);
+	o = nlohmann::json(gpud::oversub_choice(cfg, job));
 	BOOST_TEST(o["ceiling_from"] == "max_oversub.qos.high");
 	BOOST_TEST(o["default"] == "1.5");
 	BOOST_TEST(o["default_from"] == "default_oversub.qos.high");
 	job.factor_milli = 0;
 	job.size_limit = 40ULL << 30;
-	BOOST_TEST(gpud::oversub_json(cfg, job)["asked"] == "40 GiB");
+	BOOST_TEST(nlohmann::json(gpud::oversub_choice(cfg, job))["asked"] == "40 GiB");
 	job.size_limit = 0;
-	BOOST_TEST(gpud::oversub_json(cfg, job)["asked"] == "on");
+	BOOST_TEST(nlohmann::json(gpud::oversub_choice(cfg, job))["asked"] == "on");
 }

@@ -12,6 +12,7 @@
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/locality.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"

@@ -21,6 +21,7 @@
 
 #include "common/config/config.hpp"
 #include "daemon/gpud/jobs.hpp"
+#include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/slurm_facts.hpp"
 #include "tests/unit/common/config_error.hpp"
 

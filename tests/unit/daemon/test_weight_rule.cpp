@@ -29,13 +29,13 @@ gpud::WeightInputs job(std::uint32_t held, std::uint32_t total)
 	return in;
 }
 
-const gpud::WeightStep &step(const gpud::Weight &w, const std::string &fact)
+const report::WeightFactor &step(const report::GpuWeight &w, const std::string &fact)
 {
-	for (const auto &s : w.steps)
+	for (const auto &s : w.derivation)
 		if (s.fact == fact)
 			return s;
 	BOOST_FAIL("no step " + fact);
-	return w.steps.front();
+	return w.derivation.front();
 }
 
 } // namespace
@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(by_default_a_job_weighs_the_shards_it_holds)
 	BOOST_TEST(step(three, "qos").why == "normal: Slurm's QOS Priority unknown");	// counted, never read
 	BOOST_TEST(step(weigh(policy("slurm_weights: {qos_priority: off}"), job(3, 4)), "qos").why ==
 		   "normal: no weights.qos entry; Slurm's QOS Priority not counted");
-	BOOST_TEST(three.steps.size() == 4u);	// shards, partition, qos, account: each said
+	BOOST_TEST(three.derivation.size() == 4u);	// shards, partition, qos, account: each said
 }
 
 BOOST_AUTO_TEST_CASE(missing_or_garbled_shards_weigh_1_with_the_reason)
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(equal_fairness_ignores_every_fact_and_the_balloon_still_def
 	auto w = weigh(policy("fairness: equal\nballoon: {idle_weight: 0.5}\n"), in);
 	BOOST_TEST(w.nominal == 1.0);
 	BOOST_TEST(w.effective == 0.5);
-	BOOST_TEST(w.steps.back().fact == "balloon");
+	BOOST_TEST(w.derivation.back().fact == "balloon");
 	auto plain = weigh(policy(), in);
 	BOOST_TEST(plain.nominal == 0.25);
 	BOOST_TEST(plain.effective == 0.25 * 0.25);

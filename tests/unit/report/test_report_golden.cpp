@@ -134,7 +134,7 @@ gos::report::Report fixed_report()
 {
 	gpud::Job j = fixed_job();
 	gos::report::Report rep = gpud::build_report(j, {}, fixed_gpus());
-	rep.weights = gpud::weights_json(gos::config::Config{}, j, {}).get<std::vector<gos::report::GpuWeight>>();
+	rep.weights = gpud::weights_of(gos::config::Config{}, j, {});
 	rep.node = "n1";	// the host's name otherwise
 	return rep;
 }
