@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstring>
 
-#include "counted_client.hpp"
+#include "request_count.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {

@@ -8,7 +8,6 @@
 #include <cerrno>
 
 #include "context_overhead.hpp"
-#include "counted_client.hpp"
 #include "ranks.hpp"
 #include "settings.hpp"
 
@@ -65,7 +64,7 @@ bool Link::try_connect()
 	// dropping is no loss of them, and the kernel client reconnects it.
 	auto kernel_mode = std::make_shared<std::atomic<bool>>(false);
 	try {
-		std::unique_ptr<EngineClient> daemon = counted(connect_daemon(
+		std::unique_ptr<EngineClient> daemon = connect_daemon(
 			settings().socket, [this](const gos_wire_order &o) { events_.order(o); },
 			[this, connection, kernel_mode] {
 				if (kernel_mode->load())
@@ -73,7 +72,7 @@ bool Link::try_connect()
 				if (live_.load() == connection)
 					connected_.store(false, std::memory_order_release);
 				events_.lost(connection);
-			}));
+			});
 		gos_req_hello req{};
 		req.pid = static_cast<std::uint32_t>(getpid());
 		ranks_.fill(req);
