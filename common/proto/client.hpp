@@ -1,8 +1,8 @@
 // The one client of the daemon's socket: gpuoversubctl, the SPANK plugin,
-// the agent (mpi-hooks/agent/daemon_client.cpp adapts it to EngineClient),
-// tests and the benchmark. Requests with replies matched by sequence
-// number, typed stubs generated from the request table (requests.def), and
-// the order frames the daemon pushes to agents.
+// the agent (mpi-hooks/agent/daemon_client.cpp adapts it to DaemonCalls and
+// EngineCalls), tests and the benchmark. Requests with replies matched by
+// sequence number, typed stubs generated from the request table
+// (requests.def), and the order frames the daemon pushes to agents.
 //
 // Without a reader, calls are made by one thread, which reads the socket
 // while it waits; orders are queued for next_order(). With one (the

@@ -67,10 +67,10 @@ void Advice::advise(const gos_wire_order &o)
 	a.pinned_bytes = pin_for(o);
 	std::tie(a.rank, a.local_rank) = ranks_.rank();
 	// What the job could still allocate on its other GPUs.
-	auto engine = link_.engine();
-	for (std::uint32_t gpu = 0; engine && gpu < link_.ngpus() && a.ngpus < GPUOVERSUB_MAX_GPUS; gpu++) {
+	auto daemon = link_.daemon();
+	for (std::uint32_t gpu = 0; daemon && gpu < link_.ngpus() && a.ngpus < GPUOVERSUB_MAX_GPUS; gpu++) {
 		gos_rep_meminfo info{};
-		if (gpu == o.gpu || engine->meminfo(gpu, info))
+		if (gpu == o.gpu || daemon->meminfo(gpu, info))
 			continue;
 		a.headroom[a.ngpus++] = {static_cast<std::int32_t>(gpu), 0, headroom(info)};
 	}

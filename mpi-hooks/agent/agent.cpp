@@ -86,15 +86,15 @@ int Agent::stats(gpuoversub_usage &caller)
 	out.bytes_returned = moved.bytes_returned;
 	out.advice = advice_.seen();
 	out.pinned_bytes = advice_.pinned_bytes();
-	auto engine = link_.engine();
-	out.managed = engine && link_.connected() ? 1 : 0;
+	auto daemon = link_.daemon();
+	out.managed = daemon && link_.connected() ? 1 : 0;
 	// The job's figures on the GPUs this process uses (an MPI rank's own
 	// GPU), or on all of the job's if it holds nothing yet.
 	std::vector<bool> used = registry_.gpus_in_use(link_.ngpus());
 	bool any = std::find(used.begin(), used.end(), true) != used.end();
-	for (std::uint32_t gpu = 0; engine && gpu < used.size(); gpu++) {
+	for (std::uint32_t gpu = 0; daemon && gpu < used.size(); gpu++) {
 		gos_rep_meminfo info{};
-		if ((any && !used[gpu]) || engine->meminfo(gpu, info))
+		if ((any && !used[gpu]) || daemon->meminfo(gpu, info))
 			continue;
 		out.device_bytes += info.device_bytes;
 		out.host_bytes += info.host_bytes;
@@ -117,8 +117,8 @@ int Agent::set_rank(int rank, int local_rank, int world_size, const char *node)
 		return err;
 	bool was_linked = link_.connected();
 	link();	// a new link sends the rank itself
-	if (auto engine = link_.engine(); engine && was_linked)
-		ranks_.tell(*engine);
+	if (auto daemon = link_.daemon(); daemon && was_linked)
+		ranks_.tell(*daemon);
 	return 0;
 }
 
@@ -127,12 +127,12 @@ int Agent::report_ranks(const gos_rank_record *records, std::size_t count)
 {
 	if (!records || !count)
 		return -EINVAL;
-	auto engine = link_.engine();
-	if (!engine)
+	auto daemon = link_.daemon();
+	if (!daemon)
 		return -ENOTCONN;
-	int err = engine->rank_report(records, count);
+	int err = daemon->rank_report(records, count);
 	if (err && err != -ENOTCONN)
-		warn("gpuoversubd did not take the job's per-rank breakdown: " + engine->error());
+		warn("gpuoversubd did not take the job's per-rank breakdown: " + daemon->error());
 	return err;
 }
 

@@ -269,9 +269,9 @@ CUresult Agent::mem_info(std::size_t *free_bytes, std::size_t *total_bytes)
 	gos_rep_meminfo info{};
 	// Linked first: frameworks size themselves from this before allocating.
 	bool ask = free_bytes && total_bytes && current_device(dev, ctx) && link();
-	auto engine = link_.engine();
-	if (!ask || !link_.manages(dev) || !engine ||
-	    engine->meminfo(static_cast<std::uint32_t>(dev), info) != 0)
+	auto daemon = link_.daemon();
+	if (!ask || !link_.manages(dev) || !daemon ||
+	    daemon->meminfo(static_cast<std::uint32_t>(dev), info) != 0)
 		return driver().cuMemGetInfo_v2(free_bytes, total_bytes);
 	*total_bytes = info.allowed;
 	// The reserve is the job's memory but this process's to use.

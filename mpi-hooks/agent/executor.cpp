@@ -131,8 +131,8 @@ void OrderExecutor::prefetch(const std::vector<std::pair<BufferRef, Registration
 void OrderExecutor::report_activity()
 {
 	auto now = std::chrono::steady_clock::now();
-	auto engine = link_.engine();
-	if (now < next_activity_ || !engine)
+	auto daemon = link_.daemon();
+	if (now < next_activity_ || !daemon)
 		return;
 	next_activity_ = now + std::chrono::milliseconds(100);
 	std::uint64_t total = launches_.load(std::memory_order_relaxed);
@@ -141,7 +141,7 @@ void OrderExecutor::report_activity()
 	std::vector<bool> used = registry_.gpus_in_use(link_.ngpus());
 	for (std::uint32_t gpu = 0; gpu < used.size(); gpu++)
 		if (used[gpu])
-			engine->activity(gpu, delta);
+			daemon->activity(gpu, delta);
 }
 
 // Runs the orders in arrival order. Consecutive moves are issued together

@@ -1,9 +1,9 @@
-// EngineClient for a node whose engine is gpuoversub.ko: allocations,
+// EngineCalls for a node whose engine is gpuoversub.ko: allocations,
 // frees, priorities, placements and acknowledgements are ioctls on the
 // process's own /dev/gpuoversub file, and orders are read from it on a
-// thread of the client's own. The job's view (meminfo), activity and ranks
-// stay with gpuoversubd; a daemon restart only costs a reconnect there,
-// since the buffers live in the module, not in the daemon.
+// thread of the client's own. The daemon's calls stay with gpuoversubd
+// (DaemonClient, which connects anew after a daemon restart), which this
+// client asks only for the host node of each GPU.
 #include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -18,7 +18,8 @@
 #include <thread>
 
 #include "common/kdev/device.hpp"
-#include "engine_client.hpp"
+#include "daemon_calls.hpp"
+#include "engine_calls.hpp"
 
 namespace gos::agent {
 namespace {
@@ -31,12 +32,10 @@ int fail(int err, std::string why)
 	return err;
 }
 
-class KernelClient final : public EngineClient {
+class KernelClient final : public EngineCalls {
 public:
-	KernelClient(std::unique_ptr<kdev::Device> dev, std::unique_ptr<EngineClient> daemon, std::string socket,
-		     const gos_req_hello &hello, OrderHandler order)
-		: dev_(std::move(dev)), daemon_(std::move(daemon)), socket_(std::move(socket)), hello_(hello),
-		  on_order_(std::move(order))
+	KernelClient(std::unique_ptr<kdev::Device> dev, std::shared_ptr<DaemonCalls> daemon, OrderHandler order)
+		: dev_(std::move(dev)), daemon_(std::move(daemon)), on_order_(std::move(order))
 	{
 		stop_ = ::eventfd(0, EFD_CLOEXEC);
 		if (stop_ < 0)
@@ -56,12 +55,6 @@ public:
 	KernelClient(const KernelClient &) = delete;
 	KernelClient &operator=(const KernelClient &) = delete;
 
-	int hello(const gos_req_hello &req, gos_rep_hello &rep) override
-	{
-		std::lock_guard g(daemon_mu_);
-		hello_ = req;
-		return daemon_->hello(req, rep);
-	}
 	int alloc(const gos_req_alloc &req, gos_rep_alloc &rep) override
 	{
 		gos_ioc_alloc a{};
@@ -106,31 +99,11 @@ public:
 		}
 		return results;
 	}
-	int meminfo(std::uint32_t gpu, gos_rep_meminfo &rep) override
-	{
-		int err = on_daemon([&](EngineClient &d) { return d.meminfo(gpu, rep); });
-		std::lock_guard g(numa_mu_);
-		numa_[gpu] = {err ? -1 : rep.numa_node, std::chrono::steady_clock::now(), err == 0};
-		return err;
-	}
-	int activity(std::uint32_t gpu, std::uint32_t launches) override
-	{
-		return on_daemon([&](EngineClient &d) { return d.activity(gpu, launches); });
-	}
-	int rank(const gos_req_rank &req) override
-	{
-		return on_daemon([&](EngineClient &d) { return d.rank(req); });
-	}
-	int rank_report(const gos_rank_record *records, std::size_t count) override
-	{
-		return on_daemon([&](EngineClient &d) { return d.rank_report(records, count); });
-	}
 	std::string error() const override { return last_error; }
 	// In a forked child, which has one thread: no lock (another thread of
 	// the parent may have held one at the fork).
 	void abandon() override
 	{
-		daemon_->abandon();
 		// The child's copies of the descriptors; the parent's stay open.
 		dev_->abandon();
 		::close(stop_);
@@ -164,7 +137,11 @@ private:
 				return it->second.node;
 		}
 		gos_rep_meminfo info{};
-		return meminfo(gpu, info) ? -1 : info.numa_node;
+		int err = daemon_->meminfo(gpu, info);
+		int node = err ? -1 : info.numa_node;
+		std::lock_guard g(numa_mu_);
+		numa_[gpu] = {node, std::chrono::steady_clock::now(), err == 0};
+		return node;
 	}
 
 	int known_numa(std::uint32_t gpu)
@@ -172,30 +149,6 @@ private:
 		std::lock_guard g(numa_mu_);
 		auto it = numa_.find(gpu);
 		return it == numa_.end() ? -1 : it->second.node;
-	}
-
-	// A call on gpuoversubd; a daemon that restarted is connected to anew.
-	template <class Call>
-	int on_daemon(Call call)
-	{
-		std::lock_guard g(daemon_mu_);
-		int err = call(*daemon_);
-		if (err == -ENOTCONN) {
-			std::string why = daemon_->error();
-			try {
-				auto fresh = connect_daemon(socket_, [](const gos_wire_order &) {}, [] {});
-				gos_rep_hello rep{};
-				if (int herr = fresh->hello(hello_, rep))
-					return fail(herr, "gpuoversubd: " + fresh->error());
-				daemon_ = std::move(fresh);
-			} catch (const std::exception &e) {
-				return fail(-ENOTCONN, why + "; reconnecting: " + e.what());
-			}
-			err = call(*daemon_);
-		}
-		if (err)
-			last_error = daemon_->error();
-		return err;
 	}
 
 	void read_loop()
@@ -224,19 +177,15 @@ private:
 		bool known;
 	};
 	std::map<std::uint32_t, Numa> numa_;	// by job GPU
-	std::mutex daemon_mu_;
-	std::unique_ptr<EngineClient> daemon_;
-	std::string socket_;
-	gos_req_hello hello_;
+	std::shared_ptr<DaemonCalls> daemon_;
 	OrderHandler on_order_;
 	std::thread reader_;
 };
 
 } // namespace
 
-std::unique_ptr<EngineClient> attach_kernel(std::unique_ptr<EngineClient> daemon, const std::string &socket,
-					    const gos_req_hello &hello, std::uint64_t chunk_size,
-					    EngineClient::OrderHandler order)
+std::unique_ptr<EngineCalls> attach_kernel(std::shared_ptr<DaemonCalls> daemon, std::uint64_t chunk_size,
+					   EngineCalls::OrderHandler order)
 {
 	std::unique_ptr<kdev::Device> dev;
 	try {
@@ -248,7 +197,7 @@ std::unique_ptr<EngineClient> attach_kernel(std::unique_ptr<EngineClient> daemon
 		throw std::runtime_error(std::string(kdev::default_path) + " is not the module gpuoversubd uses (chunk " +
 					 std::to_string(dev->chunk_size()) + " bytes, the daemon's " +
 					 std::to_string(chunk_size) + ")");
-	return std::make_unique<KernelClient>(std::move(dev), std::move(daemon), socket, hello, std::move(order));
+	return std::make_unique<KernelClient>(std::move(dev), std::move(daemon), std::move(order));
 }
 
 } // namespace gos::agent

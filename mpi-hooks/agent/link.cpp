@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "context_overhead.hpp"
+#include "daemon_client.hpp"
 #include "ranks.hpp"
 #include "settings.hpp"
 
@@ -31,10 +32,16 @@ bool Link::expects(int dev) const
 	return n ? static_cast<std::uint32_t>(dev) < n : settings().job_id != 0;
 }
 
-std::shared_ptr<EngineClient> Link::engine() const
+std::shared_ptr<EngineCalls> Link::engine() const
 {
 	std::lock_guard c(client_mu_);
-	return client_;
+	return engine_;
+}
+
+std::shared_ptr<DaemonCalls> Link::daemon() const
+{
+	std::lock_guard c(client_mu_);
+	return daemon_;
 }
 
 bool Link::ensure(bool *linked_now)
@@ -58,13 +65,14 @@ bool Link::try_connect()
 	next_try_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
 	std::uint64_t connection = ++attempts_;
 	std::string why;
-	std::shared_ptr<EngineClient> client;
+	std::shared_ptr<DaemonClient> daemon;
+	std::shared_ptr<EngineCalls> engine;
 	gos_rep_hello rep{};
 	// In kernel mode the buffers live in the module: the daemon's socket
-	// dropping is no loss of them, and the kernel client reconnects it.
+	// dropping is no loss of them, and the daemon client reconnects it.
 	auto kernel_mode = std::make_shared<std::atomic<bool>>(false);
 	try {
-		std::unique_ptr<EngineClient> daemon = connect_daemon(
+		daemon = std::make_shared<DaemonClient>(
 			settings().socket, [this](const gos_wire_order &o) { events_.order(o); },
 			[this, connection, kernel_mode] {
 				if (kernel_mode->load())
@@ -80,13 +88,15 @@ bool Link::try_connect()
 		int err = daemon->hello(req, rep);
 		if (!err && (rep.flags & GOS_HELLO_FLAG_KERNEL)) {
 			kernel_mode->store(true);
-			daemon = attach_kernel(std::move(daemon), settings().socket, req, rep.chunk_size,
-					       [this](const gos_wire_order &o) { events_.order(o); });
+			daemon->rejoin_after_restarts(req);
+			engine = attach_kernel(daemon, rep.chunk_size, [this](const gos_wire_order &o) { events_.order(o); });
+		} else {
+			engine = daemon;
 		}
-		client = std::move(daemon);
 		if (err) {
-			why = client->error();
-			client.reset();
+			why = daemon->error();
+			engine.reset();
+			daemon.reset();
 			// EAGAIN: this uid had too many hellos refused; tried again later.
 			if (err != -ENOTCONN && err != -EAGAIN) {
 				state_ = State::refused;
@@ -97,13 +107,14 @@ bool Link::try_connect()
 				return false;
 			}
 		} else {
-			ranks_.tell(*client);	// the node name, which hello does not carry
+			ranks_.tell(*daemon);	// the node name, which hello does not carry
 		}
 	} catch (const std::exception &e) {
 		why = e.what();
-		client.reset();
+		engine.reset();
+		daemon.reset();
 	}
-	if (!client) {
+	if (!daemon) {
 		if (!warned_)
 			warn("cannot reach gpuoversubd (" + why + "); " +
 			     (settings().required ? "GPUOVERSUB_REQUIRED=1, so GPU allocations fail until it is back"
@@ -121,7 +132,8 @@ bool Link::try_connect()
 	chunk_size_.store(rep.chunk_size, std::memory_order_relaxed);
 	{
 		std::lock_guard c(client_mu_);
-		client_ = std::move(client);
+		engine_ = std::move(engine);
+		daemon_ = std::move(daemon);
 		context_reported_.assign(rep.ngpus, false);
 	}
 	state_ = State::connected;
@@ -139,7 +151,8 @@ void Link::lose(std::uint64_t connection)
 	live_.store(0);
 	{
 		std::lock_guard c(client_mu_);
-		client_.reset();	// the last holder joins the reader, which has finished
+		engine_.reset();	// the last holder joins the reader, which has finished
+		daemon_.reset();
 	}
 	registry_.forget_ids();
 	events_.engine_changed();
@@ -253,14 +266,17 @@ void Link::fork_parent()
 	mu_.unlock();
 }
 
-// The child shares its parent's socket, which it may not use: it drops the
-// client (leaking, not destroying: its threads are not here) and links
-// anew if it ever allocates.
+// The child shares its parent's socket (and /dev/gpuoversub file), which
+// it may not use: it drops the clients (leaking, not destroying: their
+// threads are not here) and links anew if it ever allocates.
 void Link::fork_child()
 {
-	if (client_) {
-		client_->abandon();
-		new std::shared_ptr<EngineClient>(std::move(client_));	// leaked on purpose
+	if (daemon_) {
+		if (engine_.get() != daemon_.get())	// kernel mode: the engine's own file
+			engine_->abandon();
+		daemon_->abandon();
+		new std::shared_ptr<EngineCalls>(std::move(engine_));	// leaked on purpose
+		new std::shared_ptr<DaemonClient>(std::move(daemon_));
 	}
 	connected_.store(false);
 	refused_.store(false);

@@ -1,5 +1,5 @@
 // The agent's link to the engine: connecting lazily (one warning when it
-// cannot), the engine client, the hello's facts (the job's GPUs, the chunk
+// cannot), the engine's and the daemon's calls, the hello's facts (the job's GPUs, the chunk
 // size, the host node for evicted data), what the engine knows of each
 // buffer (registration, priorities, frees), and, when the daemon restarts,
 // losing all that and registering every buffer again.
@@ -10,8 +10,9 @@
 //               link's set-up, which no allocation waits for twice); the
 //               caller registers what was allocated meanwhile after it
 //               (registration.hpp). Before Buffer::op.
-//   client_mu_  the engine client and the devices whose context memory it
-//               was told about: both belong to one connection. A leaf.
+//   client_mu_  the engine's and the daemon's calls and the devices whose
+//               context memory the engine was told about: all belong to
+//               one connection. A leaf.
 // Nothing here calls out of the link under a buffer's op: register_buffer
 // returns the engine's reply, and its caller places the buffer.
 // connected_, live_ and the hello's facts are atomics: every allocation
@@ -27,12 +28,14 @@
 #include <string>
 #include <vector>
 
-#include "engine_client.hpp"
+#include "daemon_calls.hpp"
+#include "engine_calls.hpp"
 #include "fork_safe.hpp"
 #include "registry.hpp"
 
 namespace gos::agent {
 
+class DaemonClient;
 class RankFacts;
 
 // What the link hands the rest of the agent.
@@ -66,7 +69,10 @@ public:
 	// hello named, or any device of a Slurm job's process not linked yet.
 	// Not after the daemon refused this process.
 	bool expects(int dev) const;
-	std::shared_ptr<EngineClient> engine() const;	// null when unlinked
+	// The engine's calls, and the daemon's (the same client unless the
+	// engine is gpuoversub.ko); null when unlinked.
+	std::shared_ptr<EngineCalls> engine() const;
+	std::shared_ptr<DaemonCalls> daemon() const;
 	// Connection number `connection` dropped (LinkEvents::lost): forget
 	// the engine's ids and try again later.
 	void lose(std::uint64_t connection);
@@ -115,7 +121,8 @@ private:
 	std::uint64_t attempts_ = 0;		// numbers connections
 
 	mutable std::mutex client_mu_;
-	std::shared_ptr<EngineClient> client_;
+	std::shared_ptr<EngineCalls> engine_;
+	std::shared_ptr<DaemonClient> daemon_;
 	std::vector<bool> context_reported_;	// by device
 
 	std::atomic<bool> connected_{false};

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "engine_client.hpp"
+#include "daemon_calls.hpp"
 #include "settings.hpp"
 
 namespace gos::agent {
@@ -36,7 +36,7 @@ std::pair<int, int> RankFacts::rank() const
 	return known_ ? std::pair{rank_.rank, rank_.local_rank} : std::pair{settings().rank, settings().local_rank};
 }
 
-void RankFacts::tell(EngineClient &engine) const
+void RankFacts::tell(DaemonCalls &daemon) const
 {
 	gos_req_rank req;
 	{
@@ -45,8 +45,8 @@ void RankFacts::tell(EngineClient &engine) const
 			return;
 		req = rank_;
 	}
-	if (int err = engine.rank(req); err && err != -ENOTCONN)
-		warn("gpuoversubd did not take this process's MPI rank: " + engine.error());
+	if (int err = daemon.rank(req); err && err != -ENOTCONN)
+		warn("gpuoversubd did not take this process's MPI rank: " + daemon.error());
 }
 
 } // namespace gos::agent

@@ -14,7 +14,7 @@
 
 namespace gos::agent {
 
-class EngineClient;
+class DaemonCalls;
 
 class RankFacts final : public ForkSafe {
 public:
@@ -24,8 +24,8 @@ public:
 	void fill(gos_req_hello &hello) const;
 	// The rank and local rank, -1 where unknown.
 	std::pair<int, int> rank() const;
-	// Tells the engine what MPI_Init said, if it said anything yet.
-	void tell(EngineClient &engine) const;
+	// Tells the daemon what MPI_Init said, if it said anything yet.
+	void tell(DaemonCalls &daemon) const;
 
 	// fork(): mu_ is held across it; the child keeps its parent's rank.
 	void fork_prepare() override { mu_.lock(); }
