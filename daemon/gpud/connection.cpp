@@ -182,13 +182,14 @@ bool Connection::refused_at_header()
 	auto h = decoder_.pending();
 	if (!h)
 		return false;
-	auto why = daemon_.refusal(session_, h->type);
-	if (!why)
+	auto refused = daemon_.refusal(session_, h->type);
+	if (!refused)
 		return false;
 	GOS_LOG_LIMITED(bad_frame_log, log::warning,
-			"pid " << peer_.pid << " began a frame of type " << h->type << " it may not send (" << *why << "); disconnected");
+			"pid " << peer_.pid << " began a frame of type " << h->type << " it may not send (" << refused->why
+			       << "); disconnected");
 	closed_ = true;
-	refuse(sock_, -EPERM, *why);
+	refuse(sock_, refused->status, refused->why);
 	release();
 	return true;
 }

@@ -79,7 +79,7 @@ bool Daemon::is_agent(SessionId id)
 	return s && s->job;
 }
 
-std::optional<std::string> Daemon::refusal(SessionId id, std::uint16_t type)
+std::optional<Refusal> Daemon::refusal(SessionId id, std::uint16_t type)
 {
 	Session *s = sessions_.find(id);
 	return s ? routes_.refusal(*s, type) : std::nullopt;

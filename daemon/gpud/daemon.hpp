@@ -51,7 +51,7 @@ public:
 	bool is_agent(SessionId id);
 	// Why the session may not send a frame of this type, from its header
 	// alone (before its body is read); nullopt if it may.
-	std::optional<std::string> refusal(SessionId id, std::uint16_t type);
+	std::optional<Refusal> refusal(SessionId id, std::uint16_t type);
 
 	void tick();		// every return interval
 	void balloon_tick();	// every balloon period

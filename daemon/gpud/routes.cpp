@@ -103,22 +103,22 @@ static_assert(routes_each_request_once(), "routes[] must route every request of 
 
 } // namespace
 
-std::optional<std::string> Routes::refusal(const Session &s, std::uint16_t type) const
+std::optional<Refusal> Routes::refusal(const Session &s, std::uint16_t type) const
 {
 	const proto::RequestRow *row = proto::request_row(type);
 	if (!row)
-		return "not a request";
+		return Refusal{-EINVAL, "not a request"};
 	if (row->caller == proto::Caller::root && s.peer.uid != 0)
-		return "registering and ending steps and tasks is for root (the SPANK plugin)";
+		return Refusal{-EPERM, "registering and ending steps and tasks is for root (the SPANK plugin)"};
 	if (row->caller == proto::Caller::agent && !s.job)
-		return "say hello first";
+		return Refusal{-EPERM, "say hello first"};
 	return std::nullopt;
 }
 
 Answer Routes::dispatch(Session &s, const proto::Frame &f) const
 {
-	if (auto why = refusal(s, f.hdr.type))
-		return {proto::request_row(f.hdr.type) ? -EPERM : -EINVAL, *why, {}};
+	if (auto refused = refusal(s, f.hdr.type))
+		return answer_of(refused);
 	try {
 		return routes[f.hdr.type - 1].serve(groups_, s, f);
 	} catch (const std::exception &e) {

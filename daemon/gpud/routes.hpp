@@ -28,8 +28,9 @@ class Routes {
 public:
 	explicit Routes(const HandlerGroups &groups) : groups_(groups) {}
 	Answer dispatch(Session &s, const proto::Frame &f) const;
-	// Why s may not send a frame of this type (its header is enough); nullopt if it may.
-	std::optional<std::string> refusal(const Session &s, std::uint16_t type) const;
+	// Why s may not send a frame of this type (its header is enough):
+	// -EINVAL for no request, -EPERM for a caller its row refuses.
+	std::optional<Refusal> refusal(const Session &s, std::uint16_t type) const;
 
 private:
 	HandlerGroups groups_;
