@@ -3,12 +3,14 @@
 # plugin, gos_testapp a CUDA application (driven line by line), and
 # libnccl-standin.so, beside it, a communication library; gos_flood a
 # hostile neighbour flooding the daemon's socket; gos_comment one node's
-# epilog writing its part of AdminComment, to race several at once.
+# epilog writing its part of AdminComment, to race several at once;
+# gos_hostlist the hostlist code, to check against scontrol.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
 NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
 GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
+GOS_HOSTLIST := $(BUILD)/tests/tools/gos_hostlist
 
 # Static, so that the QEMU guest runs it as it is; never sanitized.
 $(GOS_REGISTER): SAN :=
@@ -34,4 +36,7 @@ $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 $(GOS_COMMENT): $(BUILD)/tests/tools/gos_comment.o $(BUILD)/spank/comment_update.o $(LIBS)
 	$(CXX_LINK) $^ -o $@ -lslurm $(SYSLIBS)
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT)
+$(GOS_HOSTLIST): $(BUILD)/tests/tools/gos_hostlist.o $(COMMON_LIB)
+	$(CXX_LINK) $^ -o $@
+
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST)
