@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <set>
 #include <tuple>
 
 namespace gos {
@@ -162,7 +163,7 @@ std::size_t longest(const std::vector<Part> &parts)
 struct Numbered {
 	std::string prefix;
 	bool has_number = false;
-	std::size_t width = 0;	// the digits when zero-padded ("007": 3), else 0
+	std::size_t width = 0;	// the digits when zero-padded ("007": 3) or ranged with such, else 0
 	std::uint64_t number = 0;
 	auto key() const { return std::tie(prefix, has_number, width, number); }
 };
@@ -196,8 +197,20 @@ std::vector<Item> items_of(std::vector<std::string> names)
 {
 	std::vector<Numbered> all;
 	all.reserve(names.size());
-	for (const auto &n : names)
+	std::set<std::pair<std::string, std::size_t>> padded_widths;
+	for (const auto &n : names) {
 		all.push_back(numbered(n));
+		if (all.back().width)
+			padded_widths.insert({all.back().prefix, all.back().width});
+	}
+	// An unpadded number as long as a padded width of its prefix ranges
+	// with those (n0999,n1000: n[0999-1000]); any other ranges with the
+	// unpadded (n9,n10: n[9-10]).
+	for (Numbered &n : all) {
+		std::size_t digits = std::to_string(n.number).size();
+		if (n.has_number && !n.width && padded_widths.count({n.prefix, digits}))
+			n.width = digits;
+	}
 	std::sort(all.begin(), all.end(), [](const Numbered &a, const Numbered &b) { return a.key() < b.key(); });
 	all.erase(std::unique(all.begin(), all.end(), [](const Numbered &a, const Numbered &b) { return a.key() == b.key(); }),
 		  all.end());

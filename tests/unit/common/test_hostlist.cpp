@@ -45,7 +45,9 @@ BOOST_AUTO_TEST_CASE(names_sharing_prefix_and_width_make_ranges)
 {
 	BOOST_TEST(compress_hostlist({"n0001", "n0002", "n0003", "n0004", "n0007", "gpu12"}) == "gpu12,n[0001-0004,0007]");
 	BOOST_TEST(compress_hostlist({"n9", "n10", "n11", "n8"}) == "n[8-11]");	// unpadded: any width
-	BOOST_TEST(compress_hostlist({"n09", "n10", "n9"}) == "n[9-10,09]");	// 09 is padded, 10 not
+	BOOST_TEST(compress_hostlist({"n09", "n10", "n9"}) == "n[9,09-10]");	// 09 is padded, 9 not
+	BOOST_TEST(compress_hostlist({"n0999", "n1000", "n1001"}) == "n[0999-1001]");
+	BOOST_TEST(compress_hostlist({"n098", "n099", "n100", "n1000"}) == "n[1000,098-100]");
 	BOOST_TEST(compress_hostlist({"n3", "n3", "n1"}) == "n[1,3]");	// a set: repeats once
 	BOOST_TEST(compress_hostlist({"a1b2", "a1b3", "x", "login"}) == "a1b[2-3],login,x");
 	BOOST_TEST(compress_hostlist({"7", "8"}) == "[7-8]");
