@@ -1,6 +1,7 @@
 #include "common/report/admin_comment.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -41,10 +42,40 @@ std::string trimmed(const std::string &s)
 	return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// The segment's version, 0 when it has none that is a number (value()
+// would throw on a "gos" of another type).
+std::int64_t version_of(const nlohmann::json &j)
+{
+	auto gos = j.is_object() ? j.find("gos") : j.end();
+	return j.is_object() && gos != j.end() && gos->is_number_integer() ? gos->get<std::int64_t>() : 0;
+}
+
 bool is_old_compact_line(const std::string &field)
 {
-	auto j = nlohmann::json::parse(field, nullptr, false);
-	return j.is_object() && j.value("gos", 0) == 1;
+	return version_of(nlohmann::json::parse(field, nullptr, false)) == 1;
+}
+
+// Version 2 holds the nodes' parts; from 3 on, a run's record has none.
+bool is_ours(const nlohmann::json &j)
+{
+	return j.is_object() && (j.contains("parts") || version_of(j) >= 3);
+}
+
+// A newer release's compressed record, "gpuoversub=z:" and base64: where
+// it ends (one past its last character).
+std::size_t newer_end(const std::string &s, std::size_t from)
+{
+	auto base64 = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/' || c == '='; };
+	std::size_t i = from;
+	while (i < s.size() && base64(s[i]))
+		i++;
+	return i;
+}
+
+// FIELD without [at, end), the text either side joined by one space.
+std::string without(const std::string &field, std::size_t at, std::size_t end)
+{
+	return trimmed(trimmed(field.substr(0, at)) + " " + trimmed(field.substr(end)));
 }
 
 } // namespace
@@ -53,27 +84,40 @@ AdminComment split_admin_comment(const std::string &field)
 {
 	if (is_old_compact_line(trimmed(field)))
 		return {};
-	for (std::size_t at = field.find(marker); at != std::string::npos; at = field.find(marker, at + 1)) {
+	// A newer release's record first (the first only: a second stays the
+	// site's), then ours in what is left.
+	AdminComment c{field, nlohmann::json::object()};
+	const std::string z = marker + "z:";
+	if (std::size_t at = field.find(z); at != std::string::npos) {
+		std::size_t end = newer_end(field, at + z.size());
+		c.newer = field.substr(at, end - at);
+		c.site = without(field, at, end);
+	}
+	for (std::size_t at = c.site.find(marker); at != std::string::npos; at = c.site.find(marker, at + 1)) {
 		std::size_t start = at + marker.size();
-		if (start >= field.size() || field[start] != '{')
+		if (start >= c.site.size() || c.site[start] != '{')
 			continue;
-		std::size_t end = object_end(field, start);
+		std::size_t end = object_end(c.site, start);
 		if (end == std::string::npos)
 			continue;
-		auto ours = nlohmann::json::parse(field.substr(start, end - start), nullptr, false);
-		if (!ours.is_object() || !ours.contains("parts"))
+		auto ours = nlohmann::json::parse(c.site.substr(start, end - start), nullptr, false);
+		if (!is_ours(ours))
 			continue;
-		return {trimmed(trimmed(field.substr(0, at)) + " " + trimmed(field.substr(end))), std::move(ours)};
+		c.ours = std::move(ours);
+		c.site = without(c.site, at, end);
+		return c;
 	}
-	return {trimmed(field), nlohmann::json::object()};
+	c.site = trimmed(c.site);
+	return c;
 }
 
 std::string join_admin_comment(const AdminComment &c)
 {
-	std::string segment = c.ours.empty() ? "" : marker + json_text(c.ours);
-	if (c.site.empty() || segment.empty())
-		return c.site + segment;
-	return c.site + " " + segment;
+	std::string text = c.site;
+	for (const std::string &segment : {c.newer, c.ours.empty() ? std::string() : marker + json_text(c.ours)})
+		if (!segment.empty())
+			text += (text.empty() ? "" : " ") + segment;
+	return text;
 }
 
 nlohmann::json node_part(const Report &r, const std::string &node, unsigned run)

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/report/admin_comment.hpp"
+#include "common/report/jobwide_record.hpp"
 #include "daemon/gpud/daemon.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
@@ -294,4 +295,27 @@ BOOST_AUTO_TEST_CASE(the_admin_comment_segment_keeps_its_form)
 	r.end_reason = "node n2 failed";
 	rp::merge_part(c.ours, rp::node_part(r, "n2", 0), {"n1", "n2", "n3"});
 	check_golden("admin-comment.txt", rp::join_admin_comment(c) + "\n");
+}
+
+// The job-wide record of one run (version 3, issue 30): three of six
+// nodes' parts of the fixed report, three nodes missing, beside a site's
+// text; it reads back to the same record.
+BOOST_AUTO_TEST_CASE(the_jobwide_record_keeps_its_form)
+{
+	namespace rp = gos::report;
+	rp::Report r = fixed_report();
+	std::vector<rp::NodePart> parts;
+	for (const char *node : {"n0001", "n0002", "n0004"}) {
+		parts.push_back(rp::node_part(r, node, 1).get<rp::NodePart>());
+		r.bytes_evicted /= 2;
+		r.end_reason = "daemon restarted";
+	}
+	rp::JobwideRecord record = rp::build_jobwide_record({123, 1, 1733140000, "n0001", 6, 0}, parts,
+								   {"n0006", "n0003", "n0005"});
+	rp::AdminComment c = rp::split_admin_comment("site: keep me");
+	c.ours = record;
+	std::string field = rp::join_admin_comment(c);
+	check_golden("admin-comment-v3.txt", field + "\n");
+	BOOST_TEST(rp::split_admin_comment(field).site == "site: keep me");
+	BOOST_TEST((rp::split_admin_comment(field).ours.get<rp::JobwideRecord>() == record));
 }
