@@ -74,6 +74,19 @@ std::string store(std::uint64_t job, const std::string &field)
 	return "";
 }
 
+// The run a part is of. slurmstepd sets the step's SLURM_RESTART_COUNT
+// only from the first requeue on (and Slurm's S_SLURM_RESTART_COUNT item is
+// never filled in, 22.05 to 24.11), so before it the step sees whatever the
+// job's user exported (issue 31, finding 8). It is taken only where
+// slurmctld's count allows it: this run, or the one before it when a
+// requeue as the step ended has already counted the next.
+unsigned run_of(int step_run, unsigned restarts)
+{
+	if (step_run < 0 || static_cast<unsigned>(step_run) > restarts || static_cast<unsigned>(step_run) + 1 < restarts)
+		return restarts;
+	return static_cast<unsigned>(step_run);
+}
+
 } // namespace
 
 CommentOutcome put_node_part(std::uint64_t job, const Report &report, const PartOf &who, unsigned pause_ms)
@@ -87,7 +100,7 @@ CommentOutcome put_node_part(std::uint64_t job, const Report &report, const Part
 			out.error = rec.error;
 			return out;
 		}
-		nlohmann::json part = node_part(report, who.node, who.run < 0 ? rec.restarts : static_cast<unsigned>(who.run));
+		nlohmann::json part = node_part(report, who.node, run_of(who.run, rec.restarts));
 		AdminComment c = split_admin_comment(rec.comment);
 		merge_part(c.ours, part, who.job_nodes.empty() ? rec.nodes : node_names(who.job_nodes.c_str()));
 		if (pause_ms)

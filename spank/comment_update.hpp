@@ -25,8 +25,9 @@ struct CommentOutcome {
 };
 
 // Which part a node writes: its Slurm name, the job's run its figures are
-// of (the step's SLURM_RESTART_COUNT; negative: the job's restart count
-// now, which a requeue may already have moved on) and the job's nodes as
+// of (the step's SLURM_RESTART_COUNT, kept only if it is the job's restart
+// count now or the one before, which a requeue may already have moved on;
+// negative: the job's restart count now) and the job's nodes as
 // the step saw them (SLURM_JOB_NODELIST; empty: the job record's, which a
 // requeued job no longer has).
 struct PartOf {

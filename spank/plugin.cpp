@@ -291,10 +291,11 @@ int remote_task_privileged(spank_t sp)
 }
 
 // The part of AdminComment this node writes, from the step's environment:
-// Slurm's name for the node, the run (SLURM_RESTART_COUNT, set from the
-// first requeue on: a requeue that comes as the step ends, a node having
-// failed, has already counted the next run in the job record) and the
-// job's nodes (a requeued job's record has none).
+// Slurm's name for the node, the run (SLURM_RESTART_COUNT, set by
+// slurmstepd from the first requeue on: a requeue that comes as the step
+// ends, a node having failed, has already counted the next run in the job
+// record; before it, the job's own, which put_node_part checks against
+// slurmctld's count) and the job's nodes (a requeued job's record has none).
 PartOf part_of(spank_t sp)
 {
 	auto env = [sp](const char *name) {

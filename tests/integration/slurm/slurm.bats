@@ -266,6 +266,26 @@ print(" ".join("%d:%d:%d" % (r["rank"], r["local_rank"], r["managed"]) for r in 
 	[[ "$output" == *"job-wide (AdminComment, from slurmctld): not a record this version reads"* ]]
 }
 
+# Issue 31, finding 8: slurmstepd sets SLURM_RESTART_COUNT only from the
+# first requeue on, so a job that exports its own had its part recorded
+# under that run (5, or 2147483647), and a later run's part could overwrite
+# run 0's. The run is slurmctld's restart count, or the one before it.
+@test "a job's own SLURM_RESTART_COUNT does not name its run: the part is recorded as run 0" {
+	plugstack report_admin_comment=yes
+	id=$(SLURM_RESTART_COUNT=2147483647 submit --gres=shard:1 --gpu-mem-oversub \
+		--wrap "echo \"env: SLURM_RESTART_COUNT=\$SLURM_RESTART_COUNT\"; printf 'alloc b1 8\\nquit\\n' | $GOS_BUILD/tests/tools/gos_testapp")
+	job_completed "$id"
+	grep -qx "env: SLURM_RESTART_COUNT=2147483647" "$GOS_DIR/out-$id.txt"	# the job did say so
+	run scontrol -o show job "$id"
+	echo "$output"
+	[[ "$output" == *'gpuoversub={'*'"run":0'* ]]
+	[[ "$output" != *'"run":2147483647'* ]]
+	run ctl report "$id"
+	echo "$output"
+	[[ "$output" == *"job-wide (AdminComment, from slurmctld): nodes node1, 1 run(s); no part from: none"* ]]
+	[[ "$output" == *"run 0 node node1"* ]]
+}
+
 # Slurm has no compare-and-swap: every node reads AdminComment, merges its
 # part and writes it whole. Six writers here read the same field, pause
 # 400 ms and write at once; each must see its part survive, retrying after
