@@ -4,7 +4,7 @@
 //
 // It wires the parts together, each with its own state: the sessions, the
 // job ledger (jobs, their tenants and records), the policy applier, where
-// the agents' engine is (agent_engine.hpp), the handler groups behind one
+// the agents' engine is (engine_site.hpp), the handler groups behind one
 // route table, and the views, exporter and NVML usage.
 #pragma once
 

@@ -45,12 +45,12 @@ private:
 };
 
 // An agent's, for its own job: who it is, what it does, what it may use.
-// Its hello tells it where its engine is (agent_engine.hpp).
+// Its hello tells it where its engine is (engine_site.hpp).
 class AgentHandlers {
 public:
 	AgentHandlers(const config::Config &cfg, JobLedger &ledger, EngineControl &engine, const std::vector<Gpu> &gpus,
-		      EngineSite &agent_engine)
-		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), engine_site_(agent_engine)
+		      EngineSite &engine_site)
+		: cfg_(cfg), ledger_(ledger), engine_(engine), gpus_(gpus), engine_site_(engine_site)
 	{
 	}
 	Answer hello(Session &s, const gos_req_hello &req);
