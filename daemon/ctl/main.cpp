@@ -235,6 +235,8 @@ int main(int argc, char **argv)
 			if (as_json) {
 				if (!wide.ours.empty())
 					out["job_wide"] = wide.ours;
+				if (!wide.runs.empty())
+					out["job_wide_runs"] = gos::ctl::job_wide_runs_json(wide);
 				std::cout << gos::json_text(out, 2) << "\n";
 			} else {
 				cmd == "report" ? print_report(reply_as<gos::report::Report>(out, "report"))

@@ -15,6 +15,7 @@
 
 #include "common/report/admin_comment.hpp"
 #include "common/report/jobwide_record.hpp"
+#include "daemon/ctl/job_wide.hpp"
 #include "daemon/gpud/daemon.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
@@ -319,3 +320,89 @@ BOOST_AUTO_TEST_CASE(the_jobwide_record_keeps_its_form)
 	BOOST_TEST(rp::split_admin_comment(field).site == "site: keep me");
 	BOOST_TEST((rp::split_admin_comment(field).ours.get<rp::JobwideRecord>() == record));
 }
+
+// gpuoversubctl report's job-wide view (issue 30, step 3), from the golden
+// AdminComment fields above as Slurm's clients print them.
+namespace job_wide {
+
+namespace ctl = gos::ctl;
+
+std::string field(const char *golden)
+{
+	std::string f = read_file(golden_dir / golden);
+	return f.substr(0, f.find('\n'));
+}
+
+// A version 2 segment reads as before this step, from sacct or, when sacct
+// has none, from slurmctld.
+BOOST_AUTO_TEST_CASE(version_2_keeps_its_text)
+{
+	ctl::JobWide v = ctl::job_wide_from(field("admin-comment.txt") + "\n", "");
+	BOOST_TEST(v.source == "sacct");
+	BOOST_TEST(v.runs.empty());
+	check_golden("job-wide-v2.txt", ctl::job_wide_text(v));
+	ctl::JobWide from_ctld = ctl::job_wide_from("\n", field("admin-comment.txt"));
+	BOOST_TEST(from_ctld.source == "slurmctld");
+	BOOST_TEST(ctl::job_wide_text(from_ctld).find("job-wide (AdminComment, from slurmctld): nodes n1,n2,n3, 1 run(s)") == 0u);
+	// slurmctld is asked only when accounting has no segment at all.
+	BOOST_TEST(ctl::job_wide_from(field("admin-comment-v3.txt"), field("admin-comment.txt")).ours.empty());
+}
+
+// Two runs of a requeued job, one line each (sacct -D): run 0 lost its
+// top evicters to the cap and more missing nodes than its hostlist holds.
+BOOST_AUTO_TEST_CASE(version_3_runs_keep_their_text)
+{
+	std::string run1 = field("admin-comment-v3.txt");
+	auto at = run1.find("gpuoversub=") + 11;
+	auto run0 = nlohmann::json::parse(run1.substr(at));
+	run0["run"] = 0;
+	run0["start"] = 1733130000;
+	run0["missing_more"] = 40;
+	run0["late"] = 1;
+	run0["file"] = "job-123.run-0.jobwide.json";
+	run0.erase("top");
+	ctl::JobWide v = ctl::job_wide_from("site: keep me gpuoversub=" + run0.dump() + "\n" + run1 + "\n", "");
+	BOOST_TEST(v.ours.empty());
+	BOOST_REQUIRE_EQUAL(v.runs.size(), 2u);
+	check_golden("job-wide-v3.txt", ctl::job_wide_text(v));
+	// --json: the records as written, in sacct's order.
+	auto runs = ctl::job_wide_runs_json(v);
+	BOOST_TEST(runs.size() == 2u);
+	BOOST_TEST(runs[0] == run0);
+	BOOST_TEST(runs[1] == nlohmann::json::parse(run1.substr(at)));
+}
+
+// Every text of a record reaches the terminal escaped.
+BOOST_AUTO_TEST_CASE(version_3_text_is_escaped)
+{
+	std::string seg = R"(gpuoversub={"gos":3,"writer":"n\u001b]0;x\u0007","missing":"m\u001b[2J","file":"f\u001b",)"
+			  R"("top":[["t\u001b",1,2]],"ended":{"e\u001b":1}})";
+	std::string text = ctl::job_wide_text(ctl::job_wide_from(seg, ""));
+	BOOST_TEST(text.find('\x1b') == std::string::npos, text);
+	BOOST_TEST(text.find('\a') == std::string::npos, text);
+	BOOST_TEST(text.find("written by n\\x1b]0;x\\x07") != std::string::npos, text);
+}
+
+// What this release cannot read is one line each, never an exception;
+// the other runs still print.
+BOOST_AUTO_TEST_CASE(records_not_read_are_said_in_a_line)
+{
+	const std::vector<std::pair<std::string, std::string>> cases = {
+		{R"(gpuoversub={"gos":3,"run":"first","parts":1})", "a run's record this version does not read ("},
+		{R"(gpuoversub={"gos":3,"node":{"evicted":[1]}})", "a run's record this version does not read ("},
+		{R"(gpuoversub={"gos":3,"top":"n1"})", "a run's record this version does not read ("},
+		{R"(gpuoversub={"gos":3,"run":1)", "a run's gpuoversub= segment that does not parse"},
+		{"gpuoversub=garbage", "a run's gpuoversub= segment that does not parse"},
+		{R"(gpuoversub={"gos":4,"run":1})", "a run's record of version 4, written by a newer release"},
+		{"site gpuoversub=z:H4sIAAAAAAAA/w==", "a run's record written by a newer release (gpuoversub=z:)"},
+	};
+	for (const auto &[segment, said] : cases) {
+		std::string text = ctl::job_wide_text(ctl::job_wide_from(segment + "\n" + field("admin-comment-v3.txt"), ""));
+		BOOST_TEST(text.find("job-wide (AdminComment, from sacct): " + said) == 0u, segment << ":\n" << text);
+		BOOST_TEST(text.find('\n') == text.find("job-wide (AdminComment, from sacct): run 1") - 1, text);
+	}
+	// A line with no segment at all is no run of ours.
+	BOOST_TEST(ctl::job_wide_from("site only\n\n", "").runs.empty());
+}
+
+} // namespace job_wide
