@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/util/hostlist.hpp"
+
 namespace gos::gpud {
 namespace {
 
@@ -20,6 +22,19 @@ bool number(const std::string &s, T &out)
 }
 
 const char *const kinds[] = {"partitions", "qos", "fairshare", "jobs"};
+
+// Whether W is a node list gpuoversub can read: hostlist syntax, within its
+// bounds (hostlist.hpp), so that a long or broken one is set aside.
+bool hostlist(const std::string &w)
+{
+	if (w.empty())
+		return false;
+	try {
+		return !expand_hostlist(w).empty();
+	} catch (const HostlistError &) {
+		return false;
+	}
+}
 
 // Slurm names users; jobs carry uids. Resolved here, in the background,
 // for the name service may be slow.
@@ -48,6 +63,7 @@ SlurmReading parse_slurm_facts(const std::string &text)
 		auto name = [](const std::string &w) { return w == "-" ? std::string() : w; };
 		std::uint32_t u = 0;
 		std::uint64_t id = 0;
+		std::int64_t start = 0;
 		double d = 0;
 		if (kind == "partition" && c.empty() && number(b, u))
 			r.partition_factor[a] = u;
@@ -62,6 +78,10 @@ SlurmReading parse_slurm_facts(const std::string &text)
 			r.jobs[id] = {b == "finished", c};
 		else if (kind == "names" && number(a, id) && id && !e.empty() && extra.empty())
 			r.names[id] = {name(b), name(c), name(e)};
+		else if (kind == "run" && number(a, id) && id && number(b, u) && number(c, start) && start > 0 && e.empty())
+			r.runs[id] = {u, start};
+		else if (kind == "nodes" && number(a, id) && id && hostlist(b) && c.empty())
+			r.nodes[id] = b;
 		else if (kind == "unavailable" && !b.empty())
 			r.unavailable[a] = line.substr(line.find(b, line.find(a) + a.size()));
 		else if (!line.empty())
@@ -177,6 +197,10 @@ void SlurmFacts::take_jobs(const SlurmReading &r, const std::set<std::uint64_t> 
 			j.finished_since = was_finished ? before->second.finished_since : now;
 		if (auto names = r.names.find(id); names != r.names.end())
 			j.names = names->second;
+		if (auto run = r.runs.find(id); run != r.runs.end())
+			j.run = run->second;
+		if (auto nodes = r.nodes.find(id); nodes != r.nodes.end())
+			j.nodes = nodes->second;
 		// New names weigh the job differently: the event loop applies them.
 		if (j.names && (before == jobs_.end() || before->second.names != j.names))
 			generation_++;
@@ -205,8 +229,12 @@ SlurmJob SlurmFacts::job(std::uint64_t id) const
 	std::lock_guard lock(mu_);
 	if (!watched_.count(id))
 		return {};
-	if (!jobs_kind_.failure.empty())
-		return {SlurmJob::Is::unreachable, "", 0, jobs_kind_.failure, std::nullopt};
+	if (!jobs_kind_.failure.empty()) {
+		SlurmJob away;
+		away.is = SlurmJob::Is::unreachable;
+		away.reason = jobs_kind_.failure;
+		return away;
+	}
 	auto it = jobs_.find(id);
 	return it == jobs_.end() ? SlurmJob{} : it->second;
 }

@@ -44,6 +44,15 @@ struct SlurmNames {
 	bool operator==(const SlurmNames &) const = default;
 };
 
+// A run of a job, as slurmctld holds it while the run lasts: its restart
+// count (the run's number) and its start (the run's key: a requeued job's
+// runs each have an accounting record of their own, docs/jobwide.md).
+struct SlurmRun {
+	std::uint32_t restart_cnt = 0;
+	std::int64_t start = 0;
+	bool operator==(const SlurmRun &) const = default;
+};
+
 // One reading of the facts program's output. Each kind (partitions, qos,
 // fairshare, jobs) was read, or is named in `unavailable` with the reason.
 struct SlurmReading {
@@ -51,6 +60,8 @@ struct SlurmReading {
 	std::map<std::pair<std::string, std::string>, double> fairshare;	// by (account, user)
 	std::map<std::uint64_t, SlurmJobLine> jobs;
 	std::map<std::uint64_t, SlurmNames> names;
+	std::map<std::uint64_t, SlurmRun> runs;
+	std::map<std::uint64_t, std::string> nodes;				// a hostlist expression
 	std::map<std::string, std::string> unavailable;				// kind -> reason
 	std::vector<std::string> garbled;					// lines not understood
 };
@@ -64,6 +75,8 @@ struct SlurmJob {
 	std::int64_t finished_since = 0; // finished: when first read so (time())
 	std::string reason;		 // unreachable: why
 	std::optional<SlurmNames> names; // running, finished: read with the state
+	std::optional<SlurmRun> run;	 // running, finished: once the job started
+	std::string nodes;		 // running, finished: its node list, if it holds nodes
 };
 
 // What one refresh asks of the facts program.

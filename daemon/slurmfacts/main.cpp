@@ -14,6 +14,13 @@
 //					none: the names the job is weighed by, as
 //					slurmctld holds them, never the job's own
 //					environment)
+//   run ID RESTART_CNT START_TIME	(with each job line of a job that has
+//					started: slurmctld's restart count and
+//					the run's start, seconds since the epoch;
+//					the start keys the run, docs/jobwide.md)
+//   nodes ID HOSTLIST			(with each job line of a job that holds
+//					nodes: its node list, as slurmctld
+//					writes it)
 //   unavailable partitions|qos|fairshare|jobs REASON
 //
 // Run by a user other than root or SlurmUser (the daemon's own), it reads
@@ -224,6 +231,13 @@ void jobs(const std::vector<std::uint32_t> &ids)
 			else
 				std::printf("job %u %s %s\n", id, base < JOB_COMPLETE ? "running" : "finished", name);
 			std::printf("names %u %s %s %s\n", id, word(j.partition), word(j.account), word(j.qos));
+			// A pending job's start is only expected, and a requeued
+			// one's restart count already names its next run.
+			if (base != JOB_PENDING && j.start_time > 0)
+				std::printf("run %u %u %lld\n", id, static_cast<unsigned>(j.restart_cnt),
+					    static_cast<long long>(j.start_time));
+			if (std::strcmp(word(j.nodes), "-") != 0)
+				std::printf("nodes %u %s\n", id, j.nodes);
 			break;
 		}
 		slurm_free_job_info_msg(msg);

@@ -144,6 +144,18 @@ in_state() {
 	[[ $show == *"JobState=$2 "* && $show == *"Restarts=$3 "* ]]
 }
 
+# Job $1's start, seconds since the epoch, as slurmctld holds it.
+start_of() { date -d "$(scontrol show job "$1" | grep -o 'StartTime=[^ ]*' | cut -d= -f2)" +%s; }
+
+# Whether gpuoversub-slurm-facts names job $1's run $2 (its restart count)
+# with slurmctld's start and its node list.
+facts_name_run() {
+	local out
+	out=$("$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts" --jobs "$1")
+	grep "^run $1 \|^nodes $1 " <<<"$out"
+	grep -qx "run $1 $2 $(start_of "$1")" <<<"$out" && grep -qx "nodes $1 node1" <<<"$out"
+}
+
 # Issue 30, step 3: a run's job-wide record (version 3) lives in accounting
 # only, one per run, so a requeued job has two and `sacct -D` shows both.
 # The writer of step 6 is not built yet, so the records are the golden one
@@ -159,6 +171,7 @@ in_state() {
 	run0=$(sed 's/"run":1,/"run":0,/; s/\.run-1\./.run-0./' <<<"$run1")
 	id=$(held_job rq 1)
 	wait_until 30 has_tenant "$id"
+	facts_name_run "$id" 0	# issue 30, step 4: the facts' run and nodes lines
 	scontrol update job "$id" AdminComment="$run0"
 	scontrol requeue "$id"
 	# A requeued job begins again only after its credential could expire
@@ -166,6 +179,7 @@ in_state() {
 	wait_until 30 in_state "$id" PENDING 1
 	scontrol update job "$id" StartTime=now
 	wait_until 60 in_state "$id" RUNNING 1
+	facts_name_run "$id" 1
 	scontrol update job "$id" AdminComment="$run1"
 	release rq "$id"
 	wait_until 30 eval "[ \"\$(sacct -j $id -X -D -n -P -o AdminComment | grep -c 'gpuoversub={')\" -eq 2 ]"

@@ -56,12 +56,12 @@ BOOST_AUTO_TEST_CASE(an_ended_job_is_not_ended_again)
 BOOST_AUTO_TEST_CASE(a_job_slurm_has_ended_is_gone_after_the_grace_whatever_is_left_of_it)
 {
 	Job job = job_with_tasks(1, 100);
-	SlurmJob done{SlurmJob::Is::finished, "COMPLETED", 500, "", std::nullopt};
+	SlurmJob done{SlurmJob::Is::finished, "COMPLETED", 500, "", std::nullopt, std::nullopt, ""};
 	BOOST_TEST(!gone_in_slurm(job, done, 529, 30));	// Slurm may be a moment ahead of the epilog
 	auto why = gone_in_slurm(job, done, 530, 30);
 	BOOST_REQUIRE(why);
 	BOOST_TEST(*why == "Slurm: job 7 is COMPLETED");
-	SlurmJob purged{SlurmJob::Is::finished, "unknown to slurmctld", 500, "", std::nullopt};
+	SlurmJob purged{SlurmJob::Is::finished, "unknown to slurmctld", 500, "", std::nullopt, std::nullopt, ""};
 	BOOST_TEST(*gone_in_slurm(job, purged, 530, 30) == "Slurm: job 7 is unknown to slurmctld");
 	Job fresh = job_with_tasks(1, 520);	// registered again since
 	BOOST_TEST(!gone_in_slurm(fresh, done, 530, 30));
@@ -72,9 +72,9 @@ BOOST_AUTO_TEST_CASE(a_job_slurm_has_ended_is_gone_after_the_grace_whatever_is_l
 BOOST_AUTO_TEST_CASE(nothing_is_gone_on_slurms_word_while_it_runs_is_unread_or_unreachable)
 {
 	Job job = job_with_tasks(1, 100);
-	BOOST_TEST(!gone_in_slurm(job, {SlurmJob::Is::running, "RUNNING", 0, "", std::nullopt}, 1000, 30));
+	BOOST_TEST(!gone_in_slurm(job, {SlurmJob::Is::running, "RUNNING", 0, "", std::nullopt, std::nullopt, ""}, 1000, 30));
 	BOOST_TEST(!gone_in_slurm(job, {}, 1000, 30));
-	BOOST_TEST(!gone_in_slurm(job, {SlurmJob::Is::unreachable, "", 0, "slurmctld: Unable to contact slurm controller", std::nullopt},
+	BOOST_TEST(!gone_in_slurm(job, {SlurmJob::Is::unreachable, "", 0, "slurmctld: Unable to contact slurm controller", std::nullopt, std::nullopt, ""},
 				  1000, 30));
 }
 

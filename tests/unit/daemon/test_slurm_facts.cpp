@@ -229,6 +229,60 @@ BOOST_AUTO_TEST_CASE(a_new_jobs_names_are_slurmctlds_and_read_at_once)
 	BOOST_TEST(facts.generation() > generation);	// the event loop weighs the job again
 }
 
+// Issue 30, step 4: a run's number and key (restart count, start) and its
+// node list, from the same slurm_load_job as the job's state.
+BOOST_AUTO_TEST_CASE(a_jobs_run_and_nodes_lines_are_parsed_and_garbled_ones_set_aside)
+{
+	gpud::SlurmReading r = gpud::parse_slurm_facts(
+		"job 5 running RUNNING\nrun 5 1 1733140000\nnodes 5 n[0001-0004,0007]\n"
+		"run 6 0 1733140001\nnodes 6 node1\n"
+		"run 0 0 1733140000\nrun 7 x 1733140000\nrun 8 0 0\nrun 9 0 -5\nrun 10 0\nrun 11 0 1 2\n"
+		"run 12 4294967296 1733140000\nnodes 13\nnodes 14 n[1-\nnodes 15 a b\nnodes 16 n[0-70000]\n"
+		"nodes 0 node1\n");
+	BOOST_TEST((r.runs.at(5) == gpud::SlurmRun{1, 1733140000}));
+	BOOST_TEST((r.runs.at(6) == gpud::SlurmRun{0, 1733140001}));
+	BOOST_TEST(r.runs.size() == 2u);
+	BOOST_TEST(r.nodes.at(5) == "n[0001-0004,0007]");
+	BOOST_TEST(r.nodes.at(6) == "node1");
+	BOOST_TEST(r.nodes.size() == 2u);
+	BOOST_TEST(r.garbled.size() == 12u);
+	BOOST_TEST(r.garbled.back() == "nodes 0 node1");
+}
+
+// They are kept per watched job like its names: replaced by each reading,
+// forgotten with the job, and not served while slurmctld is unreachable.
+BOOST_FIXTURE_TEST_CASE(a_watched_jobs_run_and_nodes_are_kept_with_its_state, HealthyStart)
+{
+	facts.watch({5, 6});
+	slurm.push(healthy + "job 5 running RUNNING\nnames 5 gpu acct1 high\nrun 5 0 1733140000\nnodes 5 n[1-2]\n"
+			     "job 6 running RUNNING\nrun 7 0 1733140000\nnodes 7 n1\n");
+	read_again(facts, w);
+	read_again(facts, w);
+	gpud::SlurmJob j = facts.job(5);
+	BOOST_REQUIRE(j.run.has_value());
+	BOOST_TEST((*j.run == gpud::SlurmRun{0, 1733140000}));
+	BOOST_TEST(j.nodes == "n[1-2]");
+	BOOST_TEST(!facts.job(6).run.has_value());	// not its line
+	BOOST_TEST(facts.job(6).nodes.empty());
+	BOOST_TEST(!facts.job(7).run.has_value());	// not watched
+
+	slurm.push(healthy + "job 5 running RUNNING\nrun 5 1 1733140100\nnodes 5 n3\n");	// requeued
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST((*facts.job(5).run == gpud::SlurmRun{1, 1733140100}));
+	BOOST_TEST(facts.job(5).nodes == "n3");
+
+	slurm.push(healthy + "unavailable jobs slurmctld: Unable to contact slurm controller\n");
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(!facts.job(5).run.has_value());	// unreachable: no stale run
+	facts.watch({6});
+	slurm.push(healthy + "job 5 running RUNNING\nrun 5 1 1733140100\n");
+	read_again(facts, w);
+	read_again(facts, w);
+	BOOST_TEST(!facts.job(5).run.has_value());	// forgotten with the job
+}
+
 BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
 {
 	ScriptedSlurm slurm;
