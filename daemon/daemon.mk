@@ -21,7 +21,10 @@ PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 # sanitized: libslurm's leaks at exit would fail every reading.
 SLURM_FACTS_BIN := $(BUILD)/libexec/gpuoversub/gpuoversub-slurm-facts
 $(SLURM_FACTS_BIN): SAN :=
-$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o $(UNSAN)/common/util/user_name.o
+$(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o $(UNSAN)/daemon/slurmfacts/write_record.o \
+		$(UNSAN)/common/util/user_name.o $(UNSAN)/common/report/admin_comment.o \
+		$(UNSAN)/common/report/jobwide_record.o $(UNSAN)/common/report/report.o \
+		$(UNSAN)/common/util/hostlist.o
 	@mkdir -p $(@D)
 	$(CXX_LINK) $^ -o $@ -lslurm
 

@@ -36,6 +36,9 @@
 // slurmctld holds it, exactly and nothing else (gpuoversubctl's job-wide
 // view: no other field of the job, which its owner may set, can pass for
 // it); exit status 1, with why on stderr, when slurmctld cannot say.
+//
+// gpuoversub-slurm-facts --write-record JOB START <RECORD writes a run's
+// job-wide record into its accounting record (write_record.cpp).
 #include "common/compat/slurm.hpp"
 
 #include <slurm/slurmdb.h>
@@ -53,6 +56,7 @@
 #include <vector>
 
 #include "common/util/user_name.hpp"
+#include "daemon/slurmfacts/write_record.hpp"
 
 namespace {
 
@@ -306,12 +310,25 @@ int admin_comment_of(const char *arg)
 	return ok ? 0 : 1;
 }
 
+// slurm_init with a readable slurm.conf, or why not.
+std::string init_slurm()
+{
+	std::string path;
+	if (std::string why = unreadable_slurm_conf(path); !why.empty())
+		return why;
+	slurm_init(path.c_str());
+	return "";
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && std::strcmp(argv[1], "--admin-comment") == 0)
 		return admin_comment_of(argv[2]);
+	if (argc >= 2 && std::strcmp(argv[1], "--write-record") == 0)
+		return argc == 4 ? gos::slurmfacts::write_record(argv[2], argv[3], init_slurm)
+				 : gos::slurmfacts::write_record("", "", init_slurm);	// its usage
 	bool with_fairshare = false;
 	std::vector<std::uint32_t> ids;
 	for (int i = 1; i < argc; i++) {
@@ -321,7 +338,8 @@ int main(int argc, char **argv)
 			i++;
 		else {
 			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n"
-					     "       gpuoversub-slurm-facts --admin-comment ID\n");
+					     "       gpuoversub-slurm-facts --admin-comment ID\n"
+					     "       gpuoversub-slurm-facts --write-record JOB START <RECORD\n");
 			return 2;
 		}
 	}

@@ -213,6 +213,56 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	fi
 }
 
+# Issue 30, step 4: the record helper's write. gpuoversub-slurm-facts
+# --write-record finds the run by its start among the job's accounting
+# records and writes only that run's, after the site's text; it refuses what
+# slurmdbd would put into its SQL unescaped. (Before the test that restarts
+# slurmctld, which leaves submissions refused until slurmd registers again.)
+@test "--write-record writes one run's record of a requeued job and keeps the site's text" {
+	local record site0="site=alpha run0" site1="site=beta it's run1" s0 s1
+	facts() { "$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts" "$@"; }
+	record=$(head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/')
+	id=$(held_job wr 1)
+	wait_until 30 has_tenant "$id"
+	s0=$(start_of "$id")
+	scontrol update job "$id" AdminComment="$site0"
+	run facts --write-record "$id" "$s0" <<<"$record"
+	echo "$output"
+	[ "$status" -eq 3 ]
+	[[ $output == "not ended: job $id's run that started at $s0 still runs" ]]
+	scontrol requeue "$id"
+	wait_until 30 in_state "$id" PENDING 1
+	scontrol update job "$id" StartTime=now
+	wait_until 60 in_state "$id" RUNNING 1
+	s1=$(start_of "$id")
+	scontrol update job "$id" AdminComment="$site1"
+	release wr "$id"
+	wait_until 30 eval "[ \"\$(sacct -j $id -X -D -n -P -o AdminComment | grep -c '^site=')\" -eq 2 ]"
+
+	local pat='"gos"' rep="\"it's\":1,\"gos\""
+	run facts --write-record "$id" "$s0" <<<"${record/"$pat"/"$rep"}"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output == "refused the record holds a quote"* ]]
+	run facts --write-record "$id" "$s0" <<<"$record"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == "written $((${#site0} + 1 + ${#record})) bytes" ]]
+	run facts --write-record "$id" "$s1" <<<"$record"	# run 1's site text has a quote
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[[ $output == "refused the site's text in AdminComment holds a quote"* ]]
+	run facts --write-record "$id" 12345 <<<"$record"
+	[ "$status" -eq 1 ]
+	[[ $output == "failed slurmdbd holds no run of job $id that started at 12345 (its runs started at $s0, $s1)" ]]
+	sacct -j "$id" -X -D -n -P -o JobID,State,Start,AdminComment	# shown only when the test fails
+	[ "$(sacct -j "$id" -X -D -n -P -o AdminComment | sed -n 1p)" = "$site0 $record" ]
+	[ "$(sacct -j "$id" -X -D -n -P -o AdminComment | sed -n 2p)" = "$site1" ]
+	run facts --write-record "$id" "$s0" <<<"$record"
+	[ "$status" -eq 0 ]
+	[ "$output" = "written already" ]
+}
+
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
 	a=$(held_job ca 2 -p prio --qos=high)
 	wait_until 30 has_tenant "$a"
