@@ -37,6 +37,13 @@
 // view: no other field of the job, which its owner may set, can pass for
 // it); exit status 1, with why on stderr, when slurmctld cannot say.
 //
+// gpuoversub-slurm-facts --node-addrs prints each node's NodeAddr, from one
+// slurm_load_node, for the job-wide door's address check (docs/jobwide.md,
+// "The channel", check 3):
+//   addr NODE ADDRESS
+//   unavailable nodes REASON
+// with exit status 0 whatever slurmctld answered.
+//
 // gpuoversub-slurm-facts --write-record JOB START <RECORD writes a run's
 // job-wide record into its accounting record (write_record.cpp).
 #include "common/compat/slurm.hpp"
@@ -320,12 +327,37 @@ std::string init_slurm()
 	return "";
 }
 
+// --node-addrs: each node's address as slurmctld holds it (NodeAddr, or
+// the node's name where slurm.conf gives none).
+int node_addrs()
+{
+	if (std::string why = init_slurm(); !why.empty()) {
+		std::printf("unavailable nodes %s\n", why.c_str());
+		return 0;
+	}
+	node_info_msg_t *msg = nullptr;
+	if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS || !msg) {
+		std::printf("unavailable nodes slurmctld: %s\n", last_error().c_str());
+	} else {
+		for (std::uint32_t i = 0; i < msg->record_count; i++) {
+			const node_info_t &n = msg->node_array[i];
+			if (std::strcmp(word(n.name), "-") != 0 && std::strcmp(word(n.node_addr), "-") != 0)
+				std::printf("addr %s %s\n", n.name, n.node_addr);
+		}
+		slurm_free_node_info_msg(msg);
+	}
+	slurm_fini();
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && std::strcmp(argv[1], "--admin-comment") == 0)
 		return admin_comment_of(argv[2]);
+	if (argc == 2 && std::strcmp(argv[1], "--node-addrs") == 0)
+		return node_addrs();
 	if (argc >= 2 && std::strcmp(argv[1], "--write-record") == 0)
 		return argc == 4 ? gos::slurmfacts::write_record(argv[2], argv[3], init_slurm)
 				 : gos::slurmfacts::write_record("", "", init_slurm);	// its usage
@@ -339,6 +371,7 @@ int main(int argc, char **argv)
 		else {
 			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n"
 					     "       gpuoversub-slurm-facts --admin-comment ID\n"
+					     "       gpuoversub-slurm-facts --node-addrs\n"
 					     "       gpuoversub-slurm-facts --write-record JOB START <RECORD\n");
 			return 2;
 		}

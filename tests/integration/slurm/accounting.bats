@@ -263,6 +263,15 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	[ "$output" = "written already" ]
 }
 
+# Issue 30, step 4: the nodes' addresses, for the job-wide door's check of
+# a sender, as slurm.conf gives them to slurmctld.
+@test "gpuoversub-slurm-facts --node-addrs gives each node's NodeAddr" {
+	run "$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts" --node-addrs
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "addr node1 127.0.0.1" ]
+}
+
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
 	a=$(held_job ca 2 -p prio --qos=high)
 	wait_until 30 has_tenant "$a"

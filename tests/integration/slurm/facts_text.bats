@@ -31,3 +31,9 @@ teardown() {
 	[[ $output == *"unavailable partitions slurmctld: "* ]]
 	[[ $output != *"No error"* ]]
 }
+
+@test "--node-addrs names slurmctld's error when it cannot be reached" {
+	run env SLURM_CONF="$dir/slurm.conf" "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" --node-addrs
+	[ "$status" -eq 0 ]
+	[[ $output == "unavailable nodes slurmctld: "* ]]
+}
