@@ -65,13 +65,13 @@ int held_directory(const std::string &dir)
 	return it == held.end() ? -1 : it->second;
 }
 
-int open_in_held(const std::string &path, int flags)
+int open_in_held(const std::string &path, int flags, unsigned mode)
 {
 	std::size_t slash = path.find_last_of('/');
 	if (slash != std::string::npos && slash != 0)
 		if (int dir = held_directory(path.substr(0, slash)); dir >= 0)
-			return ::openat(dir, path.c_str() + slash + 1, flags);
-	return ::open(path.c_str(), flags);
+			return ::openat(dir, path.c_str() + slash + 1, flags, mode);
+	return ::open(path.c_str(), flags, mode);
 }
 
 } // namespace gos

@@ -18,7 +18,7 @@ void hold_directory(const std::string &dir);
 int held_directory(const std::string &dir);
 
 // open(2) of PATH, relative to its directory's held descriptor where that
-// is held.
-int open_in_held(const std::string &path, int flags);
+// is held; MODE for O_CREAT.
+int open_in_held(const std::string &path, int flags, unsigned mode = 0);
 
 } // namespace gos

@@ -1,0 +1,184 @@
+// A run's parts at its writer: which parts it keeps, what is missing, the
+// record and the job-wide file at the end of the wait; and its journal,
+// written, torn by a crash, hostile, and read back.
+#define BOOST_TEST_MODULE jobwide_run
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "daemon/gpud/jobwide_journal.hpp"
+#include "daemon/gpud/jobwide_run.hpp"
+
+using namespace gos;
+using namespace gos::gpud;
+
+namespace {
+
+report::RunFacts facts_of(std::uint64_t job = 42)
+{
+	report::RunFacts f;
+	f.job = job;
+	f.run = 1;
+	f.start = 1733140000;
+	f.writer = "n1";
+	return f;
+}
+
+report::NodePart part(const std::string &node, std::uint64_t evicted = 0)
+{
+	report::NodePart p;
+	p.node = node;
+	p.run = 1;
+	p.gpus = {"0000:17:00.0"};
+	p.evicted = evicted;
+	p.peak_dev = 1000;
+	return p;
+}
+
+nlohmann::json sent(const report::NodePart &p)
+{
+	return nlohmann::json(p);
+}
+
+struct TempDir {
+	std::filesystem::path path;
+	TempDir()
+	{
+		char tmpl[] = "/tmp/gos-jobwide-XXXXXX";
+		path = ::mkdtemp(tmpl);
+	}
+	~TempDir() { std::filesystem::remove_all(path); }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(keeps_each_nodes_first_part_and_names_the_missing)
+{
+	JobwideRun run(facts_of(), {"n1", "n2", "n3", "n2"});
+	BOOST_TEST(run.facts().nodes == 3u);	// the repeat counts once
+	BOOST_TEST(name_of(run.take(part("n2", 5), sent(part("n2", 5)))) == "kept");
+	BOOST_TEST(name_of(run.take(part("n2", 9), sent(part("n2", 9)))) == "dup");
+	BOOST_TEST(name_of(run.take(part("x9"), sent(part("x9")))) == "not_in_run");
+	BOOST_TEST(!run.complete());
+	BOOST_TEST(run.missing() == (std::vector<std::string>{"n1", "n3"}));
+	BOOST_TEST(name_of(run.take(part("n1"), sent(part("n1")))) == "kept");
+	BOOST_TEST(name_of(run.take(part("n3"), sent(part("n3")))) == "kept");
+	BOOST_TEST(run.complete());
+	BOOST_TEST(run.missing().empty());
+	report::JobwideRecord r = run.close();
+	BOOST_TEST(r.parts == 3u);
+	BOOST_TEST(r.n == 3u);
+	BOOST_TEST(r.sum_evicted == 5u);	// the first copy of n2's counted, not the second
+}
+
+BOOST_AUTO_TEST_CASE(a_part_after_the_wait_goes_to_the_file_only)
+{
+	JobwideRun run(facts_of(), {"n1", "n2"});
+	run.take(part("n1"), sent(part("n1")));
+	report::JobwideRecord r = run.close();
+	BOOST_TEST(r.parts == 1u);
+	BOOST_TEST(r.missing == "n2");
+	BOOST_TEST(name_of(run.take(part("n2", 7), sent(part("n2", 7)))) == "late");
+	BOOST_TEST(name_of(run.take(part("n2"), sent(part("n2")))) == "dup");
+	BOOST_TEST(run.facts().late == 1u);
+	nlohmann::json f = run.file("gpuoversub={}");
+	BOOST_TEST(f["parts"].size() == 1u);
+	BOOST_TEST(f["late"].size() == 1u);
+	BOOST_TEST(f["late"][0]["evicted"] == 7);
+	BOOST_TEST(f["missing"] == nlohmann::json::array({"n2"}));	// from the record
+	BOOST_TEST(f["field"] == "gpuoversub={}");
+}
+
+BOOST_AUTO_TEST_CASE(refusals_are_kept_for_the_file_within_a_bound)
+{
+	JobwideRun run(facts_of(), {"n1"});
+	for (std::size_t i = 0; i < JobwideRun::kept_refusals + 10; i++)
+		run.refused({"n2", "10.0.0.9", "not_root"});
+	nlohmann::json f = run.file("");
+	BOOST_TEST(f["refused"].size() == JobwideRun::kept_refusals);
+	BOOST_TEST(f["refused_more"] == 10);
+	BOOST_TEST(f["refused"][0]["reason"] == "not_root");
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_node_list_or_name_is_refused)
+{
+	BOOST_CHECK_THROW(JobwideRun(facts_of(), {}), std::invalid_argument);
+	BOOST_CHECK_THROW(JobwideRun(facts_of(), {"n1", ""}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(a_journal_reads_back_its_run_and_parts)
+{
+	TempDir d;
+	std::string path = journal_path(d.path, 42, 1733140000);
+	BOOST_TEST(path == d.path.string() + "/jobwide-42-1733140000.jsonl");
+	{
+		JobwideJournal j(path, facts_of(), "n[1-3]", 1733140100);
+		j.append(sent(part("n2", 5)));
+	}
+	{
+		JobwideJournal again(path);	// a restarted daemon goes on appending
+		again.append(sent(part("n3")));
+	}
+	const auto mode = std::filesystem::status(path).permissions() & std::filesystem::perms::all;
+	BOOST_TEST((mode == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)));
+	ResumedRun r = resume_journal(path, 16);
+	BOOST_TEST(r.facts.job == 42u);
+	BOOST_TEST(r.facts.run == 1u);
+	BOOST_TEST(r.facts.start == 1733140000);
+	BOOST_TEST(r.facts.writer == "n1");
+	BOOST_TEST(r.nodes == "n[1-3]");
+	BOOST_TEST(r.deadline == 1733140100);
+	BOOST_TEST(r.parts.size() == 2u);
+	BOOST_TEST(r.parts[0]["evicted"] == 5);
+	BOOST_TEST(r.skipped == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_torn_or_hostile_journal_costs_its_bad_lines_only)
+{
+	TempDir d;
+	std::string path = journal_path(d.path, 7, 1);
+	{
+		JobwideJournal j(path, facts_of(7), "n[1-2]", 2);
+		j.append(sent(part("n1")));
+	}
+	{
+		std::ofstream out(path, std::ios::app);
+		out << "not json\n" << R"({"part":3})" << "\n" << std::string(journal_max_line + 100, 'x') << "\n"
+		    << R"({"part":{"node":"n2"}})" << "\n" << R"({"part":{"node":)";	// the crash's torn line
+	}
+	ResumedRun r = resume_journal(path, 16);
+	BOOST_TEST(r.parts.size() == 2u);
+	BOOST_TEST(r.parts[1]["node"] == "n2");
+	BOOST_TEST(r.skipped == 4u);
+	// At most max_parts parts, whatever the file holds.
+	BOOST_TEST(resume_journal(path, 1).parts.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_journal_without_its_head_or_through_a_link_is_refused)
+{
+	TempDir d;
+	std::string empty = (d.path / "jobwide-1-1.jsonl").string();
+	std::ofstream(empty).close();
+	BOOST_CHECK_THROW(resume_journal(empty, 16), std::runtime_error);
+	std::string headless = (d.path / "jobwide-2-1.jsonl").string();
+	std::ofstream(headless) << R"({"part":{"node":"n1"}})" << "\n";
+	BOOST_CHECK_THROW(resume_journal(headless, 16), std::runtime_error);
+	std::string bad_head = (d.path / "jobwide-3-1.jsonl").string();
+	std::ofstream(bad_head) << R"({"job":"x","nodes":"n1","deadline":1})" << "\n";
+	BOOST_CHECK_THROW(resume_journal(bad_head, 16), std::runtime_error);
+	std::string link = (d.path / "jobwide-4-1.jsonl").string();
+	std::filesystem::create_symlink(headless, link);
+	BOOST_CHECK_THROW(resume_journal(link, 16), std::runtime_error);
+	// Made again through a planted link: the link is replaced, not followed.
+	{
+		JobwideJournal j(link, facts_of(4), "n1", 1);
+	}
+	BOOST_TEST(!std::filesystem::is_symlink(link));
+	BOOST_TEST(std::filesystem::file_size(headless) == std::string(R"({"part":{"node":"n1"}})" "\n").size());
+	BOOST_TEST(resume_journal(link, 16).facts.job == 4u);
+}
