@@ -47,6 +47,8 @@ public:
 	PartTaken take(const report::NodePart &part, const nlohmann::json &sent);
 	void refused(PartRefusal refusal);
 
+	// Whether NODE is in the run's node list.
+	bool has(const std::string &node) const { return index_.count(node) != 0; }
 	// Every node has sent its part.
 	bool complete() const { return kept_ == nodes_.size(); }
 	// The nodes without a part, in node-list order.

@@ -13,6 +13,7 @@
 
 #include "daemon/gpud/jobwide_journal.hpp"
 #include "daemon/gpud/jobwide_run.hpp"
+#include "daemon/gpud/jobwide_writer.hpp"
 
 using namespace gos;
 using namespace gos::gpud;
@@ -181,4 +182,99 @@ BOOST_AUTO_TEST_CASE(a_journal_without_its_head_or_through_a_link_is_refused)
 	BOOST_TEST(!std::filesystem::is_symlink(link));
 	BOOST_TEST(std::filesystem::file_size(headless) == std::string(R"({"part":{"node":"n1"}})" "\n").size());
 	BOOST_TEST(resume_journal(link, 16).facts.job == 4u);
+}
+
+namespace {
+
+struct Writer {
+	TempDir dir;
+	std::vector<std::string> log;
+	JobwideWriter w;
+	explicit Writer(std::size_t max_nodes = 16384)
+		: w({.state_dir = dir.path.string(), .wait_s = 60, .keep_s = 3600, .max_nodes = max_nodes, .max_runs = 4},
+		    [this](const std::string &line) { log.push_back(line); })
+	{
+	}
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_writer_closes_a_run_when_all_parts_are_in_or_at_its_deadline)
+{
+	Writer x;
+	const std::int64_t t = 1000;
+	BOOST_TEST(!x.w.expect(facts_of(1), "n[1-2]", t));
+	BOOST_TEST(!x.w.expect(facts_of(2), "n[1-3]", t + 5));
+	BOOST_TEST(!x.w.expect(facts_of(1), "n[1-2]", t + 6));	// known: its deadline stands
+	BOOST_TEST(*x.w.next_deadline() == t + 60);
+	BOOST_TEST(x.w.member(1, "n2"));
+	BOOST_TEST(!x.w.member(1, "n3"));
+	BOOST_TEST(!x.w.member(3, "n1"));
+	auto start = facts_of().start;
+	BOOST_TEST(name_of(x.w.take(1, start, part("n1"), sent(part("n1")))) == "kept");
+	BOOST_TEST(name_of(x.w.take(1, start + 1, part("n1"), sent(part("n1")))) == "unknown_run");
+	BOOST_TEST(name_of(x.w.take(1, start, part("n9"), sent(part("n9")))) == "not_in_run");
+	BOOST_TEST(x.w.due(t + 10).empty());
+	BOOST_TEST(name_of(x.w.take(1, start, part("n2", 3), sent(part("n2", 3)))) == "kept");
+	std::vector<ClosedRun> closed = x.w.due(t + 11);	// job 1 is complete
+	BOOST_TEST(closed.size() == 1u);
+	BOOST_TEST(closed[0].facts.job == 1u);
+	BOOST_TEST(closed[0].record.parts == 2u);
+	BOOST_TEST(!closed[0].file_only);
+	BOOST_TEST(std::filesystem::exists(journal_path(x.dir.path, 1, start)));	// until filed
+	x.w.filed(1, start);
+	BOOST_TEST(!std::filesystem::exists(journal_path(x.dir.path, 1, start)));
+	BOOST_TEST(name_of(x.w.take(1, start, part("n2"), sent(part("n2")))) == "dup");
+	closed = x.w.due(t + 65);	// job 2's deadline
+	BOOST_TEST(closed.size() == 1u);
+	BOOST_TEST(closed[0].record.missing == "n[1-3]");
+	BOOST_TEST(name_of(x.w.take(2, start, part("n3"), sent(part("n3")))) == "late");
+	BOOST_TEST((*x.w.file_of(2, start))["late"].size() == 1u);
+	BOOST_TEST(x.w.runs() == 2u);
+	x.w.due(t + 11 + 3600);	// job 1 kept for an hour
+	BOOST_TEST(x.w.runs() == 1u);
+	BOOST_TEST(!x.w.file_of(1, start));
+}
+
+BOOST_AUTO_TEST_CASE(the_writer_refuses_a_run_it_cannot_hold)
+{
+	Writer x(4);
+	BOOST_TEST(x.w.expect(facts_of(1), "n[1-5]", 0)->find("max_nodes") != std::string::npos);
+	BOOST_TEST(x.w.expect(facts_of(1), "n[1-", 0)->find("does not read") != std::string::npos);
+	BOOST_TEST(x.w.expect(facts_of(1), "n[1-100000000]", 0)->find("does not read") != std::string::npos);
+	for (std::uint64_t job = 1; job <= 4; job++)
+		BOOST_TEST(!x.w.expect(facts_of(job), "n1", 0));
+	BOOST_TEST(x.w.expect(facts_of(5), "n1", 0)->find("runs already") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_restarted_writer_resumes_its_runs_from_their_journals)
+{
+	Writer x;
+	auto start = facts_of().start;
+	{
+		JobwideWriter before({.state_dir = x.dir.path.string()}, [](const std::string &) {});
+		before.expect(facts_of(1), "n[1-3]", 1000);	// deadline 1060
+		before.take(1, start, part("n1", 4), sent(part("n1", 4)));
+		before.expect(facts_of(2), "n[1-2]", 0);	// deadline 60
+		before.take(2, start, part("n2"), sent(part("n2")));
+	}	// killed: nothing closed
+	std::vector<ClosedRun> stale = x.w.resume(1100);	// job 2's deadline passed more than wait ago
+	BOOST_TEST(stale.size() == 1u);
+	BOOST_TEST(stale[0].facts.job == 2u);
+	BOOST_TEST(stale[0].file_only);
+	BOOST_TEST(stale[0].record.parts == 1u);
+	BOOST_TEST(x.w.member(1, "n3"));
+	BOOST_TEST(name_of(x.w.take(1, start, part("n1"), sent(part("n1")))) == "dup");	// the journal's n1 stands
+	BOOST_TEST(name_of(x.w.take(1, start, part("n2"), sent(part("n2")))) == "kept");
+	std::vector<ClosedRun> closed = x.w.due(1100);	// job 1's deadline, 1060, is past
+	BOOST_TEST(closed.size() == 1u);
+	BOOST_TEST(closed[0].record.parts == 2u);
+	BOOST_TEST(closed[0].record.sum_evicted == 4u);
+	// A journal whose name is not its run's is left alone.
+	std::filesystem::copy_file(journal_path(x.dir.path, 1, start), x.dir.path / "jobwide-9-9.jsonl");
+	Writer y;
+	std::filesystem::copy_file(x.dir.path / "jobwide-9-9.jsonl", y.dir.path / "jobwide-9-9.jsonl");
+	BOOST_TEST(y.w.resume(1100).empty());
+	BOOST_TEST(y.w.runs() == 0u);
+	BOOST_TEST(y.log.size() == 1u);
 }

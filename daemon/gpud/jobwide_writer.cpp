@@ -1,0 +1,214 @@
+#include "daemon/gpud/jobwide_writer.hpp"
+
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+
+#include "common/util/atomic_file.hpp"
+#include "common/util/hostlist.hpp"
+
+namespace gos::gpud {
+
+std::string_view name_of(WriterTook took)
+{
+	switch (took) {
+	case WriterTook::kept:
+		return "kept";
+	case WriterTook::dup:
+		return "dup";
+	case WriterTook::late:
+		return "late";
+	case WriterTook::not_in_run:
+		return "not_in_run";
+	case WriterTook::unknown_run:
+		return "unknown_run";
+	}
+	return "unknown";
+}
+
+JobwideWriter::JobwideWriter(WriterSettings settings, Logger log) : settings_(std::move(settings)), log_(std::move(log)) {}
+
+std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const std::string &nodes, std::int64_t now)
+{
+	Key key{facts.job, facts.start};
+	if (runs_.count(key))
+		return std::nullopt;
+	if (runs_.size() >= settings_.max_runs)
+		return "this node holds " + std::to_string(runs_.size()) + " runs already";
+	std::vector<std::string> names;
+	try {
+		names = expand_hostlist(nodes, settings_.max_nodes + 1);
+	} catch (const HostlistError &e) {
+		return std::string("its node list does not read: ") + e.what();
+	}
+	if (names.size() > settings_.max_nodes)
+		return "its node list names more than jobwide.max_nodes (" + std::to_string(settings_.max_nodes) + ") nodes";
+	Held h;
+	try {
+		h.run = std::make_unique<JobwideRun>(facts, names);
+	} catch (const std::invalid_argument &e) {
+		return std::string("its node list is unusable: ") + e.what();
+	}
+	h.deadline = now + settings_.wait_s;
+	try {
+		h.journal = std::make_unique<JobwideJournal>(journal_path(settings_.state_dir, facts.job, facts.start),
+							     h.run->facts(), nodes, h.deadline);
+	} catch (const std::runtime_error &e) {
+		log_(std::string("job-wide: job ") + std::to_string(facts.job) +
+		     ": waits without a journal (a restart would lose its parts): " + e.what());
+	}
+	runs_.emplace(key, std::move(h));
+	return std::nullopt;
+}
+
+bool JobwideWriter::member(std::uint64_t job, const std::string &node) const
+{
+	for (auto it = runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()});
+	     it != runs_.end() && it->first.first == job; ++it)
+		if (it->second.run->has(node))
+			return true;
+	return false;
+}
+
+WriterTook JobwideWriter::take(std::uint64_t job, std::int64_t start, const report::NodePart &part,
+			       const nlohmann::json &sent)
+{
+	auto it = runs_.find({job, start});
+	if (it == runs_.end())
+		return WriterTook::unknown_run;
+	Held &h = it->second;
+	switch (h.run->take(part, sent)) {
+	case PartTaken::dup:
+		return WriterTook::dup;
+	case PartTaken::not_in_run:
+		return WriterTook::not_in_run;
+	case PartTaken::late:
+		return WriterTook::late;
+	case PartTaken::kept:
+		break;
+	}
+	if (h.journal) {
+		try {
+			h.journal->append(sent);
+		} catch (const std::runtime_error &e) {
+			log_(std::string("job-wide: job ") + std::to_string(job) +
+			     ": its journal stops here (a restart would lose its parts): " + e.what());
+			h.journal.reset();
+		}
+	}
+	return WriterTook::kept;
+}
+
+ClosedRun JobwideWriter::close(Held &h, std::int64_t now)
+{
+	ClosedRun out;
+	out.record = h.run->close();
+	out.facts = h.run->facts();
+	out.file = h.run->file("");
+	h.journal.reset();	// its file stays until filed()
+	h.deadline = now + settings_.keep_s;
+	return out;
+}
+
+void JobwideWriter::filed(std::uint64_t job, std::int64_t start)
+{
+	try {
+		remove_file(journal_path(settings_.state_dir, job, start));
+	} catch (const std::runtime_error &e) {
+		log_(std::string("job-wide: ") + e.what());
+	}
+}
+
+std::vector<ClosedRun> JobwideWriter::due(std::int64_t now)
+{
+	std::vector<ClosedRun> out;
+	for (auto it = runs_.begin(); it != runs_.end();) {
+		Held &h = it->second;
+		if (!h.run->closed() && (h.run->complete() || now >= h.deadline))
+			out.push_back(close(h, now));
+		else if (h.run->closed() && now >= h.deadline) {
+			it = runs_.erase(it);
+			continue;
+		}
+		++it;
+	}
+	return out;
+}
+
+std::optional<std::int64_t> JobwideWriter::next_deadline() const
+{
+	std::optional<std::int64_t> next;
+	for (const auto &[key, h] : runs_)
+		if (!next || h.deadline < *next)
+			next = h.deadline;
+	return next;
+}
+
+std::optional<nlohmann::json> JobwideWriter::file_of(std::uint64_t job, std::int64_t start) const
+{
+	auto it = runs_.find({job, start});
+	if (it == runs_.end() || !it->second.run->closed())
+		return std::nullopt;
+	return it->second.run->file("");
+}
+
+std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
+{
+	std::vector<ClosedRun> out;
+	std::error_code ec;
+	std::vector<std::string> journals;
+	for (std::filesystem::directory_iterator d(settings_.state_dir, ec), end; !ec && d != end; d.increment(ec)) {
+		std::string name = d->path().filename().string();
+		if (name.starts_with("jobwide-") && name.ends_with(".jsonl") && journals.size() < settings_.max_runs)
+			journals.push_back(d->path().string());
+	}
+	for (const std::string &path : journals) {
+		ResumedRun r;
+		try {
+			r = resume_journal(path, settings_.max_nodes);
+		} catch (const std::runtime_error &e) {
+			log_(std::string("job-wide: a journal left as it is: ") + e.what());
+			continue;
+		}
+		if (path != journal_path(settings_.state_dir, r.facts.job, r.facts.start)) {
+			log_("job-wide: the journal " + path + " names another run; left as it is");
+			continue;
+		}
+		std::vector<std::string> names;
+		try {
+			names = expand_hostlist(r.nodes, settings_.max_nodes);
+		} catch (const HostlistError &e) {
+			log_("job-wide: the journal " + path + " has an unreadable node list; left as it is: " + e.what());
+			continue;
+		}
+		Held h;
+		h.run = std::make_unique<JobwideRun>(r.facts, names);
+		for (const nlohmann::json &sent : r.parts) {
+			try {
+				h.run->take(sent.get<report::NodePart>(), sent);
+			} catch (const nlohmann::json::exception &) {
+				r.skipped++;
+			}
+		}
+		if (r.skipped)
+			log_("job-wide: the journal " + path + " had " + std::to_string(r.skipped) +
+			     " lines that could not be read (a torn last write, or not a part)");
+		h.deadline = r.deadline;
+		try {
+			h.journal = std::make_unique<JobwideJournal>(path);
+		} catch (const std::runtime_error &e) {
+			log_(std::string("job-wide: resumes without its journal: ") + e.what());
+		}
+		auto it = runs_.emplace(Key{r.facts.job, r.facts.start}, std::move(h)).first;
+		if (now > r.deadline + settings_.wait_s) {
+			// So long after the job that its record would be news to no
+			// one: the file keeps the parts.
+			ClosedRun c = close(it->second, now);
+			c.file_only = true;
+			out.push_back(std::move(c));
+		}
+	}
+	return out;
+}
+
+} // namespace gos::gpud
