@@ -22,6 +22,7 @@ PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 SLURM_FACTS_BIN := $(BUILD)/libexec/gpuoversub/gpuoversub-slurm-facts
 $(SLURM_FACTS_BIN): SAN :=
 $(SLURM_FACTS_BIN): $(UNSAN)/daemon/slurmfacts/main.o $(UNSAN)/daemon/slurmfacts/write_record.o \
+		$(UNSAN)/daemon/slurmfacts/serve_record.o \
 		$(UNSAN)/common/util/user_name.o $(UNSAN)/common/report/admin_comment.o \
 		$(UNSAN)/common/report/jobwide_record.o $(UNSAN)/common/report/report.o \
 		$(UNSAN)/common/util/hostlist.o

@@ -45,7 +45,9 @@
 // with exit status 0 whatever slurmctld answered.
 //
 // gpuoversub-slurm-facts --write-record JOB START <RECORD writes a run's
-// job-wide record into its accounting record (write_record.cpp).
+// job-wide record into its accounting record (write_record.cpp);
+// --serve-record USER does the same for one request of USER on the record
+// helper's socket (serve_record.cpp).
 #include "common/compat/slurm.hpp"
 
 #include <slurm/slurmdb.h>
@@ -63,6 +65,7 @@
 #include <vector>
 
 #include "common/util/user_name.hpp"
+#include "daemon/slurmfacts/serve_record.hpp"
 #include "daemon/slurmfacts/write_record.hpp"
 
 namespace {
@@ -358,6 +361,8 @@ int main(int argc, char **argv)
 		return admin_comment_of(argv[2]);
 	if (argc == 2 && std::strcmp(argv[1], "--node-addrs") == 0)
 		return node_addrs();
+	if (argc == 3 && std::strcmp(argv[1], "--serve-record") == 0)
+		return gos::slurmfacts::serve_record(argv[2], init_slurm);
 	if (argc >= 2 && std::strcmp(argv[1], "--write-record") == 0)
 		return argc == 4 ? gos::slurmfacts::write_record(argv[2], argv[3], init_slurm)
 				 : gos::slurmfacts::write_record("", "", init_slurm);	// its usage
@@ -372,7 +377,8 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n"
 					     "       gpuoversub-slurm-facts --admin-comment ID\n"
 					     "       gpuoversub-slurm-facts --node-addrs\n"
-					     "       gpuoversub-slurm-facts --write-record JOB START <RECORD\n");
+					     "       gpuoversub-slurm-facts --write-record JOB START <RECORD\n"
+					     "       gpuoversub-slurm-facts --serve-record USER   (on gpuoversub-record.socket)\n");
 			return 2;
 		}
 	}

@@ -4,13 +4,15 @@
 # libnccl-standin.so, beside it, a communication library; gos_flood a
 # hostile neighbour flooding the daemon's socket; gos_comment one node's
 # epilog writing its part of AdminComment, to race several at once;
-# gos_hostlist the hostlist code, to check against scontrol.
+# gos_hostlist the hostlist code, to check against scontrol;
+# gos_record_request gpuoversubd's request to the record helper.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
 NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
 GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
 GOS_HOSTLIST := $(BUILD)/tests/tools/gos_hostlist
+GOS_RECORD_REQUEST := $(BUILD)/tests/tools/gos_record_request
 
 # Static, so that the QEMU guest runs it as it is; never sanitized.
 $(GOS_REGISTER): SAN :=
@@ -39,4 +41,7 @@ $(GOS_COMMENT): $(BUILD)/tests/tools/gos_comment.o $(BUILD)/spank/comment_update
 $(GOS_HOSTLIST): $(BUILD)/tests/tools/gos_hostlist.o $(COMMON_LIB)
 	$(CXX_LINK) $^ -o $@
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST)
+$(GOS_RECORD_REQUEST): $(BUILD)/tests/tools/gos_record_request.o $(BUILD)/daemon/gpud/record_helper.o
+	$(CXX_LINK) $^ -o $@
+
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_RECORD_REQUEST)

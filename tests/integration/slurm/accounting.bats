@@ -261,6 +261,11 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	run facts --write-record "$id" "$s0" <<<"$record"
 	[ "$status" -eq 0 ]
 	[ "$output" = "written already" ]
+	# The same through the record helper's socket, as gpuoversubd asks it.
+	run "$GOS_BUILD/tests/tools/gos_record_request" --spawn "$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts" daemon "$id" "$s0" <<<"$record"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "written already" ]
 }
 
 # Issue 30, step 4: the nodes' addresses, for the job-wide door's check of

@@ -37,3 +37,42 @@ teardown() {
 	[ "$status" -eq 0 ]
 	[[ $output == "unavailable nodes slurmctld: "* ]]
 }
+
+# The record helper serves its user and root only, whoever the request
+# claims to be, and a request that is not one is refused before libslurm.
+record() { head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/'; }
+request() { "${BUILD:-build}/tests/tools/gos_record_request" --spawn "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" "$@"; }
+
+@test "--serve-record refuses a peer that is neither its user nor root" {
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"${BUILD:-build}/tests/tools/gos_record_request" --spawn "$PWD/${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" daemon 1 2 <<<"gpuoversub={}"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "${lines[-1]}" = "refused uid 65534 is not daemon" ]
+}
+
+@test "--serve-record serves its user and root, and refuses what is not a request" {
+	# As nobody, serving nobody: the request passes to --write-record, which
+	# cannot reach slurmdbd here.
+	export SLURM_CONF=$dir/slurm.conf
+	chmod 0755 "$dir"
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"${BUILD:-build}/tests/tools/gos_record_request" --spawn "$PWD/${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" nobody 7 1733140000 <<<"$(record)"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ ${lines[-1]} == "failed "* ]]
+	run request nobody 7 1733140000 <<<"$(record)"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ ${lines[-1]} == "failed "* ]]
+	run request nobody 0 1 <<<"$(record)"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$output" = "refused the request's first line is not 'JOB START', two positive numbers" ]
+	run request no-such-user-here 7 1 <<<"gpuoversub={}"
+	[ "$status" -eq 4 ]
+	[[ $output == "refused no user no-such-user-here here" ]]
+	run "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" --serve-record nobody </dev/null
+	[ "$status" -eq 2 ]
+	[[ $output == *"stdin is no Unix socket"* ]]
+}

@@ -1,0 +1,62 @@
+// Sends one request to the record helper with gpuoversubd's own client
+// (record_helper.cpp), and prints its answer line.
+//   gos_record_request --connect SOCKET JOB START <RECORD
+//       to the helper's socket (gpuoversub-record.socket); exit 0 when
+//       an answer came, 1 when none did.
+//   gos_record_request --spawn PROGRAM USER JOB START <RECORD
+//       runs PROGRAM --serve-record USER on one end of a socketpair, as
+//       systemd's Accept=yes would (its peer is this process), and exits
+//       with its status.
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include "daemon/gpud/record_helper.hpp"
+
+using namespace std::chrono_literals;
+
+int main(int argc, char **argv)
+{
+	bool connect = argc == 5 && std::strcmp(argv[1], "--connect") == 0;
+	bool spawn = argc == 6 && std::strcmp(argv[1], "--spawn") == 0;
+	if (!connect && !spawn) {
+		std::fprintf(stderr, "usage: gos_record_request --connect SOCKET JOB START <RECORD\n"
+				     "       gos_record_request --spawn PROGRAM USER JOB START <RECORD\n");
+		return 2;
+	}
+	std::string record((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+	std::uint64_t job = std::strtoull(argv[argc - 2], nullptr, 10);
+	std::int64_t start = std::strtoll(argv[argc - 1], nullptr, 10);
+	if (connect) {
+		gos::gpud::HelperAnswer a = gos::gpud::ask_record_helper(argv[2], job, start, record, 30s);
+		std::printf("%s\n", a.line.c_str());
+		return a.is == gos::gpud::HelperAnswer::Is::no_answer;
+	}
+	int pair[2];
+	if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+		std::perror("socketpair");
+		return 1;
+	}
+	pid_t pid = ::fork();
+	if (pid == 0) {
+		::dup2(pair[1], 0);
+		::dup2(pair[1], 1);
+		::execl(argv[2], argv[2], "--serve-record", argv[3], static_cast<char *>(nullptr));
+		std::perror(argv[2]);
+		::_exit(127);
+	}
+	::close(pair[1]);
+	gos::gpud::HelperAnswer a = gos::gpud::ask_record_helper_on(pair[0], job, start, record, 30s);
+	std::printf("%s\n", a.line.c_str());
+	int status = 0;
+	::waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
