@@ -71,6 +71,8 @@ Client::~Client()
 
 void Client::abandon()
 {
+	if (fd_ < 0)
+		return;	// already abandoned: no close(-1), errno left alone
 	::close(fd_);
 	fd_ = -1;
 }

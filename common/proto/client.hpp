@@ -131,6 +131,7 @@ public:
 	// Closes the socket without a word and without joining the reader: for
 	// a forked child, whose copy of the connection is its parent's. The
 	// client is then only fit to be leaked (its reader is not the child's).
+	// A second call does nothing.
 	void abandon();
 
 private:

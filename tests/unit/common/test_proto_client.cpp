@@ -2,15 +2,18 @@
 // socket, against a scripted daemon on a socket of the test's own: the
 // frame checks each row implies, replies matched by seq from any thread,
 // orders pushed between them, pipelined acknowledgements, the timeout that
-// shuts a hung daemon's connection and the daemon's seq-0 reason.
+// shuts a hung daemon's connection, the daemon's seq-0 reason and a
+// second abandon() that does nothing.
 #define BOOST_TEST_MODULE proto_client
 #include <boost/test/unit_test.hpp>
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -285,4 +288,28 @@ BOOST_AUTO_TEST_CASE(a_posted_requests_reply_is_dropped)
 	c.post(GOS_REQ_ACTIVITY, &act, sizeof act);
 	auto rep = c.meminfo(gos_req_meminfo{0, 0});
 	BOOST_TEST(rep.value.allowed == std::uint64_t(GOS_REQ_MEMINFO));
+}
+
+// Abandoning twice closes nothing the second time: not a descriptor that
+// took the old one's number since, and not -1 (errno is left alone).
+BOOST_AUTO_TEST_CASE(abandoning_twice_is_harmless)
+{
+	ScriptedDaemon d([](ScriptedDaemon &s) {
+		while (s.next()) {
+		}
+	});
+	Client c(d.path);
+	int old = c.fd();
+	c.abandon();
+	BOOST_TEST(c.fd() == -1);
+	int fds[2];
+	BOOST_REQUIRE(::pipe(fds) == 0);	// likely takes the old number
+	BOOST_TEST_MESSAGE("old descriptor " << old << ", pipe " << fds[0] << "," << fds[1]);
+	errno = 0;
+	c.abandon();
+	BOOST_TEST(errno == 0);
+	BOOST_TEST(::fcntl(fds[0], F_GETFD) != -1);
+	BOOST_TEST(::fcntl(fds[1], F_GETFD) != -1);
+	::close(fds[0]);
+	::close(fds[1]);
 }
