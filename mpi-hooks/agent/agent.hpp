@@ -6,7 +6,8 @@
 // guards); the Agent itself holds neither:
 //   Registry       every buffer the process allocated, by address, handle, engine id
 //   RankFacts      the process's MPI rank
-//   Link           the engine client, connecting, registration, loss
+//   Link           the engine's and the daemon's calls (EngineCalls,
+//                  DaemonCalls), connecting, registration, loss
 //   Placement      advise + prefetch on a private stream per context
 //   Advice         the application's callback, pinning, advice counters
 //   DeferredFrees  buffers freed on a stream, freed when it gets there
@@ -22,8 +23,9 @@
 //   4. the leaves, never nested: Link::client_mu_, Registry::mu_,
 //      OrderExecutor::mu_ (then Lanes::mu_, at fork only), Placement::mu_,
 //      DeferredFrees::mu_, RankFacts::mu_, PoolBook::mu_, Reserve::mu_
-// The engine client's own locks come after all of these, and its threads
-// take none but OrderExecutor::mu_ (orders, a lost connection). Driver
+// The clients' own locks (DaemonClient's, KernelClient's, proto::Client's)
+// come after all of these, and their reader threads take none of these but
+// OrderExecutor::mu_ (orders, a lost connection). Driver
 // calls made under any of them never come back into the agent: the hooks
 // pass straight through under Reentry (reentry.hpp). Fork: before_fork
 // takes Link's locks, then the leaves (fork_safe.hpp); not Buffer::op (the
