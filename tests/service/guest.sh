@@ -34,6 +34,12 @@ source /opt/gos/wait.bash	# wait_until SECONDS CMD...
 
 prop() { systemctl show -P "$1" gpuoversubd; }
 has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
+# serving_one_job SECONDS: the unit's status says one job and its agent
+# within SECONDS; what it says instead on failure.
+serving_one_job() {
+	wait_until "$1" bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
+		{ echo "status: '$(prop StatusText)'"; return 1; }
+}
 
 # app_start JOB: the test program of JOB (user gosuser's) on the fake CUDA
 # driver, on fds 5 and 6; registered as the SPANK plugin does, step first,
@@ -90,8 +96,7 @@ it_runs_as_its_own_user_with_one_capability() {
 
 a_job_allocates() {
 	app_start 42 && ask "alloc x 40" && has_job 42 || return 1
-	wait_until 5 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
-		{ echo "status: '$(prop StatusText)'"; return 1; }
+	serving_one_job 5
 }
 
 reload_applies() {
@@ -147,8 +152,7 @@ the_upgrade_restarts_it_under_a_running_job() {
 	[ "$(prop ActiveState)" = active ] && [ "$(prop MainPID)" != "$before" ] ||
 		{ echo "state $(prop ActiveState), main pid $(prop MainPID) (before the upgrade $before)"; return 1; }
 	has_job 42 && ask "verify x" || return 1
-	wait_until 10 bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
-		{ echo "status: '$(prop StatusText)'"; return 1; }
+	serving_one_job 10
 }
 
 the_journal_has_priorities() {
