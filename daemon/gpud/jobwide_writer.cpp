@@ -61,6 +61,12 @@ std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const s
 	return std::nullopt;
 }
 
+bool JobwideWriter::knows(std::uint64_t job) const
+{
+	auto it = runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()});
+	return it != runs_.end() && it->first.first == job;
+}
+
 bool JobwideWriter::member(std::uint64_t job, const std::string &node) const
 {
 	for (auto it = runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()});

@@ -70,6 +70,8 @@ public:
 	// not expand, holds more than max_nodes names, or max_runs are held.
 	std::optional<std::string> expect(report::RunFacts facts, const std::string &nodes, std::int64_t now);
 
+	// Whether a run of JOB is held here.
+	bool knows(std::uint64_t job) const;
 	// Whether NODE is in the node list of a run of JOB held here: the
 	// door's membership check (check 2), before the credential is decoded.
 	bool member(std::uint64_t job, const std::string &node) const;
