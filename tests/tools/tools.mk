@@ -4,8 +4,9 @@
 # libnccl-standin.so, beside it, a communication library; gos_flood a
 # hostile neighbour flooding the daemon's socket; gos_comment one node's
 # epilog writing its part of AdminComment, to race several at once;
-# gos_hostlist the hostlist code, to check against scontrol;
-# gos_record_request gpuoversubd's request to the record helper.
+# gos_hostlist the hostlist code, to check against scontrol; gos_munge the
+# MUNGE wrapper, against the Slurm tests' munged; gos_record_request
+# gpuoversubd's request to the record helper.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
@@ -13,6 +14,7 @@ NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
 GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
 GOS_HOSTLIST := $(BUILD)/tests/tools/gos_hostlist
 GOS_RECORD_REQUEST := $(BUILD)/tests/tools/gos_record_request
+GOS_MUNGE := $(BUILD)/tests/tools/gos_munge
 
 # Static, so that the QEMU guest runs it as it is; never sanitized.
 $(GOS_REGISTER): SAN :=
@@ -44,4 +46,7 @@ $(GOS_HOSTLIST): $(BUILD)/tests/tools/gos_hostlist.o $(COMMON_LIB)
 $(GOS_RECORD_REQUEST): $(BUILD)/tests/tools/gos_record_request.o $(BUILD)/daemon/gpud/record_helper.o
 	$(CXX_LINK) $^ -o $@
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_RECORD_REQUEST)
+$(GOS_MUNGE): $(BUILD)/tests/tools/gos_munge.o $(MUNGE_OBJ)
+	$(CXX_LINK) $^ -o $@ $(MUNGE_LIBS)
+
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_MUNGE) $(GOS_RECORD_REQUEST)
