@@ -1,5 +1,6 @@
-# libFuzzer targets (clang, optional) on the frame decoder, the daemon's
-# request handlers, the policy loader, the trace decoder and the engine API, each run for FUZZ_RUNS
+# libFuzzer targets (clang, optional) on the frame decoder, the job-wide
+# channel's codec, the daemon's request handlers, the policy loader, the
+# trace decoder and the engine API, each run for FUZZ_RUNS
 # inputs from its seed corpus (FUZZ_RUNS=0: until interrupted). They build
 # with their own compiler and flags, not the caller's.
 FUZZ_RUNS ?= 20000
@@ -26,7 +27,7 @@ FUZZ_DIR ?= $(BUILD)/fuzz
 export FUZZ_DIR
 FUZZ_SRC := $(ENGINE_SRC) sim/trace.cpp sim/replay.cpp common/util/units.cpp \
 	common/proto/wire.cpp common/proto/requests.cpp common/config/config.cpp common/config/oversub.cpp common/config/shape.cpp \
-	common/util/regular_file.cpp common/util/held_dir.cpp
+	common/util/regular_file.cpp common/util/held_dir.cpp common/jobwide/frame.cpp
 FUZZ_OBJ := $(patsubst %,$(FUZZ_DIR)/%.o,$(basename $(FUZZ_SRC)))
 FUZZ_BIN := $(patsubst tests/fuzz/%.cpp,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.cpp))
 

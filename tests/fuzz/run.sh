@@ -8,7 +8,7 @@ shopt -s nullglob
 bins=("$dir"/fuzz_*)
 [ ${#bins[@]} -gt 0 ] || { echo "no fuzz targets in $dir; build them with make"; exit 1; }
 declare -A seeds=([fuzz_trace]="examples/traces tests/fuzz/corpus-trace" [fuzz_config]=tests/fuzz/corpus-config
-	[fuzz_handlers]=tests/fuzz/corpus-handlers)
+	[fuzz_handlers]=tests/fuzz/corpus-handlers [fuzz_jobwide_frame]=tests/fuzz/corpus-jobwide-frame)
 for bin in "${bins[@]}"; do
 	name=$(basename "$bin")
 	[[ -x $bin && $name != *.log ]] || continue
