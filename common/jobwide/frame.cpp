@@ -183,7 +183,7 @@ namespace {
 
 constexpr std::string_view payload_keys[] = {"job", "run", "start", "node", "writers", "part"};
 
-// A JSON number that is an integer within [lo, hi] (a float is refused).
+// A JSON number that is an integer T holds (a float is refused).
 template <class T>
 std::optional<T> integer(const nlohmann::json &j)
 {
@@ -198,6 +198,11 @@ std::optional<T> integer(const nlohmann::json &j)
 			return static_cast<T>(v);
 	}
 	return std::nullopt;
+}
+
+bool strings(const nlohmann::json &j)
+{
+	return j.is_array() && std::all_of(j.begin(), j.end(), [](const nlohmann::json &s) { return s.is_string(); });
 }
 
 // What both sides check beyond the JSON's shape.
@@ -246,11 +251,9 @@ std::optional<std::string> decode_payload(std::string_view text, Payload &out)
 			return "bad_payload";
 	const auto job = integer<std::uint32_t>(j["job"]), run = integer<std::uint32_t>(j["run"]);
 	const auto start = integer<std::int64_t>(j["start"]);
-	const auto &writers = j["writers"];
-	if (!job || !run || !start || !j["node"].is_string() || !j["part"].is_string() || !writers.is_array() ||
-	    !std::all_of(writers.begin(), writers.end(), [](const nlohmann::json &w) { return w.is_string(); }))
+	if (!job || !run || !start || !j["node"].is_string() || !j["part"].is_string() || !strings(j["writers"]))
 		return "bad_payload";
-	Payload p{*job, *run, *start, j["node"].get<std::string>(), writers.get<std::vector<std::string>>(),
+	Payload p{*job, *run, *start, j["node"].get<std::string>(), j["writers"].get<std::vector<std::string>>(),
 		  j["part"].get<std::string>()};
 	if (auto bad = check_payload(p))
 		return bad;
