@@ -1,13 +1,18 @@
-// The job-wide door's first checks: what one address may cost (connections
-// and frames), and Slurm's node table that a sender's address is checked
-// against: its parsing, when it is read again, and the address match.
+// The job-wide door's checks: what one address may cost (connections and
+// frames); Slurm's node table that a sender's address is checked against
+// (its parsing, when it is read again, the address match); and each
+// refusal of checks 2 to 5, with munged's verdicts given (the real munged
+// is tests/integration/slurm/munge.bats').
 #define BOOST_TEST_MODULE jobwide_door
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
 #include <string>
 
+#include <filesystem>
+
 #include "daemon/gpud/door_limits.hpp"
+#include "daemon/gpud/jobwide_door.hpp"
 #include "daemon/gpud/node_table.hpp"
 
 using namespace gos::gpud;
@@ -115,4 +120,134 @@ BOOST_AUTO_TEST_CASE(a_peer_is_its_nodes_address_or_not)
 	BOOST_TEST(is_node_address("localhost", "127.0.0.1"));	// a NodeAddr that is a name
 	BOOST_TEST(!is_node_address("10.0.0.1", "not an address"));
 	BOOST_TEST(!is_node_address("no-such-host.invalid", "10.0.0.1"));
+}
+
+namespace {
+
+struct Door {
+	std::filesystem::path dir;
+	JobwideWriter writer;
+	NodeTable nodes{Clock::now(), 0s, 10min};
+	Door() : dir(make_dir()), writer({.state_dir = dir.string()}, [](const std::string &) {})
+	{
+		gos::report::RunFacts f;
+		f.job = 42;
+		f.run = 0;
+		f.start = 1733140000;
+		f.writer = "n1";
+		BOOST_TEST_REQUIRE(!writer.expect(f, "n[1-3]", 0));
+		nodes.take(parse_node_addrs("addr n1 10.0.0.1\naddr n2 10.0.0.2\n"), Clock::now());
+	}
+	~Door() { std::filesystem::remove_all(dir); }
+	static std::filesystem::path make_dir()
+	{
+		char tmpl[] = "/tmp/gos-door-XXXXXX";
+		return ::mkdtemp(tmpl);
+	}
+};
+
+gos::jobwide::Frame frame(std::uint32_t job, std::string node)
+{
+	return {gos::jobwide::Kind::part, std::move(node), job, "MUNGE:cred:"};
+}
+
+gos::jobwide::Payload payload(std::uint32_t job, const std::string &node, std::string part = "")
+{
+	if (part.empty())
+		part = R"({"node":")" + node + R"(","run":0,"evicted":3})";
+	return {job, 0, 1733140000, node, {"n1", "n2"}, part};
+}
+
+// munged's verdict on any credential: STATUS, made by UID, sealing P.
+Unseal sealed(gos::munge::Decoded::Status status, uid_t uid, const gos::jobwide::Payload &p)
+{
+	std::string text;
+	BOOST_TEST_REQUIRE(!gos::jobwide::encode_payload(p, text));
+	return [=](const std::string &) {
+		gos::munge::Decoded d;
+		d.status = status;
+		d.uid = uid;
+		d.payload = text;
+		return d;
+	};
+}
+
+bool same(const std::string &a, const std::string &b) { return a == b; }
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(admission_wants_a_known_job_a_member_node_and_its_address)
+{
+	Door d;
+	Admission a = admit_frame(d.writer, d.nodes, frame(42, "n2"));
+	BOOST_TEST((a.is == Admission::Is::pass));
+	BOOST_TEST(a.node_addr == "10.0.0.2");
+	a = admit_frame(d.writer, d.nodes, frame(43, "n2"));
+	BOOST_TEST((a.is == Admission::Is::busy));	// not yet known: tried again
+	BOOST_TEST(a.reason == "unknown_job");
+	a = admit_frame(d.writer, d.nodes, frame(42, "n9"));
+	BOOST_TEST((a.is == Admission::Is::refused));
+	BOOST_TEST(a.reason == "not_member");
+	a = admit_frame(d.writer, d.nodes, frame(42, "n3"));	// in the run, not in Slurm's table
+	BOOST_TEST(a.reason == "unknown_node");
+}
+
+BOOST_AUTO_TEST_CASE(opening_checks_the_address_before_munge_then_munges_verdict_and_uid)
+{
+	using S = gos::munge::Decoded::Status;
+	const auto f = frame(42, "n2");
+	bool unsealed = false;
+	Unseal counting = [&](const std::string &) {
+		unsealed = true;
+		return gos::munge::Decoded{};
+	};
+	// Root on another node claiming n2: refused before munged spends the credential.
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.3", same, counting).refused == "not_its_address");
+	BOOST_TEST(!unsealed);
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::ok, 65534, payload(42, "n2"))).refused == "not_root");
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::expired, 0, payload(42, "n2"))).refused == "expired");
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::replayed, 0, payload(42, "n2"))).refused == "replayed");
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::invalid, 0, payload(42, "n2"))).refused == "invalid");
+	BOOST_TEST(open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::other, 0, payload(42, "n2"))).refused ==
+		   "munge_unavailable");
+	Opened o = open_frame(f, "10.0.0.2", "10.0.0.2", same, sealed(S::ok, 0, payload(42, "n2")));
+	BOOST_TEST(o.refused.empty());
+	BOOST_TEST(o.payload.node == "n2");
+	Unseal garbage = [](const std::string &) {
+		gos::munge::Decoded d;
+		d.status = S::ok;
+		d.uid = 0;
+		d.payload = "{not json";
+		return d;
+	};
+	BOOST_TEST(!open_frame(f, "10.0.0.2", "10.0.0.2", same, garbage).refused.empty());
+}
+
+BOOST_AUTO_TEST_CASE(taking_wants_the_payload_to_be_the_frames_and_the_run_to_take_it)
+{
+	Door d;
+	bool late = false;
+	auto word = [](const gos::jobwide::Answer &a) {
+		return a.word == gos::jobwide::Answer::Word::refused ? "refused " + a.reason
+		       : a.word == gos::jobwide::Answer::Word::ok    ? std::string("ok")
+		       : a.word == gos::jobwide::Answer::Word::dup   ? std::string("dup")
+								     : std::string("busy");
+	};
+	// A sealed part of n2 sent as n1's frame, or for another job.
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n1"), payload(42, "n2"), late)) == "refused not_its_frame");
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(41, "n2"), late)) == "refused not_its_frame");
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(42, "n2", R"({"node":"n1"})"), late)) ==
+		   "refused not_its_frame");
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(42, "n2", "[1]"), late)) == "refused bad_part");
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(42, "n2", R"({"node":"n2","evicted":"x"})"), late)) ==
+		   "refused bad_part");
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(42, "n2"), late)) == "ok");
+	BOOST_TEST(!late);
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), payload(42, "n2"), late)) == "dup");
+	auto other_run = payload(42, "n2");
+	other_run.start += 100;
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n2"), other_run, late)) == "busy");
+	d.writer.due(1000);	// the wait is over
+	BOOST_TEST(word(take_frame(d.writer, frame(42, "n1"), payload(42, "n1"), late)) == "ok");
+	BOOST_TEST(late);
 }
