@@ -1,5 +1,6 @@
 #include "common/config/config.hpp"
 
+#include <arpa/inet.h>
 #include <yaml.h>
 
 #include <charconv>
@@ -72,6 +73,7 @@ private:
 	Request request(const Node *n, const std::string &key) const;
 	void gpus(const Node *n, Config &cfg) const;
 	void slurm_weights(const Node *n, SlurmWeights &out) const;
+	void jobwide(const Node *n, Config &cfg) const;
 
 	yaml_document_t *doc_;
 	std::string name_;
@@ -257,6 +259,52 @@ void Loader::slurm_weights(const Node *n, SlurmWeights &out) const
 	});
 }
 
+// The job-wide channel (docs/jobwide.md): where its door listens and
+// munged's socket are fixed at start; the rest is policy.
+void Loader::jobwide(const Node *n, Config &cfg) const
+{
+	Jobwide &out = cfg.policy.jobwide;
+	const Node *wait = nullptr, *send_for = nullptr;
+	each(n, "jobwide", [&](const std::string &k, Node *v) {
+		std::string key = "jobwide." + k;
+		if (key == start_key::jobwide_port)
+			cfg.start.jobwide_port = static_cast<std::uint16_t>(whole(v, key, 1, 65535));
+		else if (key == start_key::jobwide_listen) {
+			// A numeric address only: a host name would be looked up
+			// once, at start, and could name another node later.
+			std::string s = scalar(v, key);
+			unsigned char addr[sizeof(struct in6_addr)];
+			if (!s.empty() && inet_pton(AF_INET, s.c_str(), addr) != 1 &&
+			    inet_pton(AF_INET6, s.c_str(), addr) != 1)
+				fail(v, "'" + key + "' must be a numeric IPv4 or IPv6 address, or empty for all, not '" + s + "'");
+			cfg.start.jobwide_listen = s;
+		} else if (key == start_key::jobwide_munge_socket)
+			cfg.start.jobwide_munge_socket = path(v, key, false);
+		else if (k == "wait") {
+			out.wait_ns = duration(v, key, false);
+			wait = v;
+		} else if (k == "failover_after")
+			out.failover_after_ns = duration(v, key, false);
+		else if (k == "send_for") {
+			out.send_for_ns = duration(v, key, false);
+			send_for = v;
+		} else if (k == "keep")
+			out.keep_ns = duration(v, key, true);
+		else if (k == "max_nodes")
+			out.max_nodes = whole(v, key, 1, 65536);
+		else if (k == "record_helper")
+			out.record_helper = choice<RecordHelper>(
+				v, key, {{"socket", RecordHelper::socket}, {"direct", RecordHelper::direct}, {"none", RecordHelper::none}});
+		else
+			fail(v, "unknown key '" + k + "' in 'jobwide'; use port, listen, munge_socket, wait, failover_after, "
+				"send_for, keep, max_nodes or record_helper");
+	});
+	if (out.send_for_ns < out.wait_ns)
+		fail(send_for ? send_for : wait ? wait : n,
+		     "'jobwide.send_for' must not be shorter than 'jobwide.wait': a sender would give up "
+		     "while the writer still waits for its part");
+}
+
 void Loader::load(Config &cfg)
 {
 	Node *root = yaml_document_get_root_node(doc_);
@@ -380,6 +428,8 @@ void Loader::load(Config &cfg)
 			cfg.policy.max_agents_per_job = whole(v, key, 1, 1 << 16);
 		else if (key == "slurm_weights")
 			slurm_weights(v, cfg.policy.slurm_weights);
+		else if (key == "jobwide")
+			jobwide(v, cfg);
 		else if (key == "unresponsive_after")
 			cfg.policy.unresponsive_after = whole(v, key, 1, 100000);
 		else if (key == "on_unresponsive")

@@ -50,6 +50,24 @@ struct SlurmWeights {
 	std::uint64_t refresh_ns = 60'000'000'000ULL;
 };
 
+// Who writes a job-wide record into Slurm's accounting (jobwide.record_helper,
+// docs/jobwide.md "The root helper"): the root helper behind its socket, the
+// program run by the daemon itself (a daemon that is root), or the daemon's
+// own user made a slurmdbd Operator.
+enum class RecordHelper { socket, direct, none };
+
+// The job-wide channel's policy (jobwide: in gpuoversub.yaml(5), replaced on
+// reload); where it listens is in StartSettings.
+struct Jobwide {
+	std::uint64_t wait_ns = 60'000'000'000ULL;		// a writer waits this long for the parts
+	std::uint64_t failover_after_ns = 60'000'000'000ULL;	// then senders also send to the successor
+	std::uint64_t send_for_ns = 600'000'000'000ULL;	// a sender gives up after this
+	std::uint64_t keep_ns = 3'600'000'000'000ULL;		// a written run kept for late parts; 0 = not kept
+	std::uint64_t max_nodes = 16384;			// parts one run holds at most
+	RecordHelper record_helper = RecordHelper::socket;
+	bool operator==(const Jobwide &) const = default;
+};
+
 // Fixed at start: a reload keeps the running values and names those it
 // could not apply (restart_only_changes). Each one's key is in
 // start_settings.def.
@@ -68,6 +86,11 @@ struct StartSettings {
 	std::uint64_t lend_backoff_max_ns = 30'000'000'000ULL;
 	std::uint64_t reserve = 512ULL << 20;	// per GPU, kept from the engine
 	std::vector<SimulatedGpu> simulated_gpus;
+	// The job-wide channel's door (jobwide: in the file): its TCP port, the
+	// numeric address it listens on (empty = all), and munged's socket.
+	std::uint16_t jobwide_port = 6828;
+	std::string jobwide_listen;
+	std::string jobwide_munge_socket = "/run/munge/munge.socket.2";
 	// Fixed cadences, not in the policy file.
 	std::uint64_t usage_period_ns = 1'000'000'000ULL;	// NVML per-process usage
 	std::uint64_t persist_period_ns = 1'000'000'000ULL;	// counters to state_dir
@@ -124,6 +147,7 @@ struct Policy {
 	// answered, a job meets on_unresponsive.
 	std::uint64_t unresponsive_after = 3;
 	Unresponsive on_unresponsive = Unresponsive::refuse;
+	Jobwide jobwide;
 };
 
 struct Config {
