@@ -118,3 +118,11 @@ BOOST_AUTO_TEST_CASE(a_reload_names_the_doors_settings_and_applies_the_rest)
 	BOOST_TEST(config::restart_only_changes(running.start, policy.start).empty());
 	BOOST_TEST(!(policy.policy.jobwide == running.policy.jobwide));
 }
+
+BOOST_AUTO_TEST_CASE(the_shipped_policy_lists_the_defaults)
+{
+	auto shipped = config::load_config("config/gpuoversub.yaml");
+	auto none = config::parse_config("", "empty.yaml");
+	BOOST_TEST((shipped.policy.jobwide == none.policy.jobwide));
+	BOOST_TEST(config::restart_only_changes(none.start, shipped.start).empty());
+}
