@@ -8,9 +8,9 @@ std::string_view name_of(DoorAdmit admit)
 	case DoorAdmit::ok:
 		return "ok";
 	case DoorAdmit::busy:
-		return "busy";
+		return "door_full";
 	case DoorAdmit::busy_address:
-		return "busy_address";
+		return "address_full";
 	case DoorAdmit::rate:
 		return "rate";
 	}

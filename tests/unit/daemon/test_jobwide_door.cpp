@@ -25,10 +25,10 @@ BOOST_AUTO_TEST_CASE(connections_are_bounded_in_all_and_per_address)
 	auto t = Clock::now();
 	for (int i = 0; i < 4; i++)
 		BOOST_TEST(name_of(door.connect("10.0.0.1", t)) == "ok");
-	BOOST_TEST(name_of(door.connect("10.0.0.1", t)) == "busy_address");
+	BOOST_TEST(name_of(door.connect("10.0.0.1", t)) == "address_full");
 	BOOST_TEST(name_of(door.connect("10.0.0.2", t)) == "ok");
 	BOOST_TEST(name_of(door.connect("10.0.0.3", t)) == "ok");
-	BOOST_TEST(name_of(door.connect("10.0.0.4", t)) == "busy");
+	BOOST_TEST(name_of(door.connect("10.0.0.4", t)) == "door_full");
 	BOOST_TEST(door.open() == 6u);
 	door.disconnect("10.0.0.1");
 	door.disconnect("10.0.0.9");	// never connected: no effect
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(addresses_remembered_are_bounded)
 		door.disconnect(a);
 	}
 	// Full of addresses whose buckets have not refilled: a ninth is busy.
-	BOOST_TEST(name_of(door.connect("10.0.2.1", t + 1s)) == "busy");
+	BOOST_TEST(name_of(door.connect("10.0.2.1", t + 1s)) == "door_full");
 	// Once they have refilled (64 at 16 a second: 4 s) they are forgotten.
 	BOOST_TEST(name_of(door.connect("10.0.2.1", t + 5s)) == "ok");
 	BOOST_TEST(door.remembered() == 1u);
