@@ -23,7 +23,7 @@ Admission admit_frame(const JobwideWriter &writer, NodeTable &nodes, const jobwi
 		return refuse("not_member");
 	std::optional<std::string> addr = nodes.address_of(frame.node);
 	if (!addr)
-		return refuse("unknown_node");	// and the table is read again
+		return {Admission::Is::busy, "unknown_node", ""};	// and the table is read again
 	return {Admission::Is::pass, "", *addr};
 }
 
@@ -33,23 +33,23 @@ Opened open_frame(const jobwide::Frame &frame, const std::string &node_addr, con
 	Opened out;
 	if (!same_address(node_addr, peer)) {
 		out.refused = "not_its_address";
+		out.again = true;
 		return out;
 	}
 	munge::Decoded d = unseal(frame.credential);
 	switch (d.status) {
 	case munge::Decoded::Status::ok:
+	case munge::Decoded::Status::replayed:
 		break;
 	case munge::Decoded::Status::expired:
 		out.refused = "expired";
-		return out;
-	case munge::Decoded::Status::replayed:
-		out.refused = "replayed";
 		return out;
 	case munge::Decoded::Status::invalid:
 		out.refused = "invalid";
 		return out;
 	case munge::Decoded::Status::other:
 		out.refused = "munge_unavailable";
+		out.again = true;
 		return out;
 	}
 	if (d.uid != 0) {

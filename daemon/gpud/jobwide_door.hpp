@@ -4,7 +4,8 @@
 // run. A refusal's reason is a token for the log and the exporter's
 // gpuoversub_jobwide_refused_total{reason}.
 //   admit (event loop): the job is one this node writes for, and the
-//     frame's node is in one of its runs (2); the node's NodeAddr is known.
+//     frame's node is in one of its runs (2); the node's NodeAddr is known
+//     (busy until the table has it).
 //   open (a worker: both may block): the peer is that NodeAddr (3), before
 //     MUNGE, so that a copied credential never spends the real one in
 //     munged's replay cache; then munged finds the credential valid,
@@ -35,11 +36,16 @@ struct Admission {
 };
 Admission admit_frame(const JobwideWriter &writer, NodeTable &nodes, const jobwide::Frame &frame);
 
-// What open() found: the payload, or the refusal's token (replayed, the
-// credential a node sent twice, is answered dup; not_its_address asks the
-// node table to be read again).
+// What open() found: the payload, or the refusal's token. AGAIN: the
+// same frame may pass later (the peer's address is not the node's as the
+// table has it, which is read again; munged could not be asked): answered
+// busy, not refused. A replayed credential opens as a good one: munged
+// has checked it, check 3 placed its sender, and the run keeps a node's
+// first part only, so a resent frame is answered as its run says (dup
+// once the part is held) and a part answered busy is never lost.
 struct Opened {
 	std::string refused;	// empty when it opened
+	bool again = false;
 	jobwide::Payload payload;
 };
 using Unseal = std::function<munge::Decoded(const std::string &credential)>;

@@ -47,9 +47,19 @@ JobwideJournal::JobwideJournal(std::string path, const report::RunFacts &facts, 
 
 JobwideJournal::JobwideJournal(std::string path) : path_(std::move(path))
 {
-	fd_ = open_in_held(path_, O_WRONLY | O_NOFOLLOW | O_APPEND | O_CLOEXEC);
+	fd_ = open_in_held(path_, O_RDWR | O_NOFOLLOW | O_APPEND | O_CLOEXEC);
 	if (fd_ < 0)
 		fail("cannot open the journal", path_, errno);
+	// A torn last line (the crash's write) is ended, so that the next part
+	// starts a line of its own rather than joining it.
+	char last = '\n';
+	off_t size = ::lseek(fd_, 0, SEEK_END);
+	if (size > 0 && ::pread(fd_, &last, 1, size - 1) == 1 && last != '\n' && ::write(fd_, "\n", 1) != 1) {
+		int err = errno;
+		::close(fd_);
+		fd_ = -1;
+		fail("cannot end the torn line of the journal", path_, err);
+	}
 }
 
 JobwideJournal::~JobwideJournal()

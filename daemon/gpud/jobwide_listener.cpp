@@ -1,6 +1,6 @@
 #include "daemon/gpud/jobwide_listener.hpp"
 
-#include <span>
+#include <set>
 #include <vector>
 
 #include "common/util/log.hpp"
@@ -10,26 +10,67 @@ namespace gos::gpud {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+// After a failed accept (out of descriptors): the next one waits this long,
+// so that the loop does not spin on it.
+constexpr auto accept_backoff = std::chrono::milliseconds(200);
+
+} // namespace
+
+// What the listener and its connections share. Every field is the event
+// loop's; the workers see only the two checks, copied.
+struct JobwideListener::State : std::enable_shared_from_this<State> {
+	State(asio::io_context &io, asio::thread_pool &w, ListenerSettings s, JobwideWriter &wr, NodeTable &n,
+	      SameAddress same, Unseal un, Late l)
+		: workers(w), settings(std::move(s)), writer(wr), nodes(n), same_address(std::move(same)),
+		  unseal(std::move(un)), late(std::move(l)), limits(settings.limits), acceptor(io), accept_timer(io)
+	{
+	}
+	void accept();
+	void count(const std::string &reason, const std::string &peer, const std::string &node, std::uint32_t job);
+
+	asio::thread_pool &workers;
+	ListenerSettings settings;
+	JobwideWriter &writer;
+	NodeTable &nodes;
+	SameAddress same_address;
+	Unseal unseal;
+	Late late;
+	DoorLimits limits;
+	tcp::acceptor acceptor;
+	asio::steady_timer accept_timer;
+	RateLimit accept_log{std::chrono::minutes(1)};
+	std::map<std::string, std::uint64_t> refused;
+	std::map<std::string, RateLimit> logged;	// by reason: a fixed set
+	std::uint64_t taken = 0;
+	std::set<Door *> open;	// to close when the listener goes
+	bool closed = false;	// the listener is gone: results are dropped
+};
+
 // One connection: a frame in, a line out, then closed.
 class JobwideListener::Door : public std::enable_shared_from_this<Door> {
 public:
 	// COUNTED: the door's limits count this connection until it goes.
-	Door(JobwideListener &l, tcp::socket sock, std::string peer, bool counted)
-		: l_(l), sock_(std::move(sock)), timer_(sock_.get_executor()), peer_(std::move(peer)), counted_(counted)
+	Door(std::shared_ptr<State> s, tcp::socket sock, std::string peer, bool counted)
+		: s_(std::move(s)), sock_(std::move(sock)), timer_(sock_.get_executor()), peer_(std::move(peer)),
+		  counted_(counted)
 	{
+		s_->open.insert(this);
 	}
 	~Door()
 	{
+		s_->open.erase(this);
 		if (counted_)
-			l_.limits_.disconnect(peer_);
+			s_->limits.disconnect(peer_);
 	}
 
 	void start()
 	{
-		timer_.expires_after(l_.settings_.frame_within);
+		timer_.expires_after(s_->settings.frame_within);
 		timer_.async_wait([self = shared_from_this()](const boost::system::error_code &ec) {
 			if (!ec)
-				self->sock_.close();	// the frame did not come whole in time
+				self->close();	// the frame did not come whole in time
 		});
 		bytes_.resize(jobwide::frame_header_size);
 		asio::async_read(sock_, asio::buffer(bytes_),
@@ -39,13 +80,19 @@ public:
 				 });
 	}
 
-	// Says ANSWER and closes; REASON is counted (and logged) when the
-	// answer is not ok.
+	void close()
+	{
+		boost::system::error_code ignored;
+		timer_.cancel();
+		sock_.close(ignored);
+	}
+
+	// Says ANSWER and closes; REASON is counted (and logged) when given.
 	void answer(const jobwide::Answer &a, const std::string &reason)
 	{
 		timer_.cancel();
 		if (!reason.empty())
-			l_.count(reason, peer_, frame_.node, frame_.job);
+			s_->count(reason, peer_, frame_.node, frame_.job);
 		std::string line;
 		if (jobwide::encode_answer(a, line))
 			line = "refused bad_answer\n";
@@ -77,46 +124,49 @@ private:
 	{
 		if (auto why = jobwide::decode_frame(bytes_, frame_))
 			return refuse(*why);
-		if (l_.limits_.frame(peer_, DoorLimits::Clock::now()) != DoorAdmit::ok)
+		if (s_->limits.frame(peer_, DoorLimits::Clock::now()) != DoorAdmit::ok)
 			return busy("rate");
-		Admission a = admit_frame(l_.writer_, l_.nodes_, frame_);
+		Admission a = admit_frame(s_->writer, s_->nodes, frame_);
 		if (a.is == Admission::Is::busy)
 			return busy(a.reason);
 		if (a.is == Admission::Is::refused)
 			return refuse(a.reason);
-		// Checks 3 and 4 block (a name's lookup, munged): a worker's.
-		asio::post(l_.workers_, [self = shared_from_this(), addr = a.node_addr, alive = std::weak_ptr<bool>(l_.alive_)] {
-			Opened o = open_frame(self->frame_, addr, self->peer_, self->l_.same_address_, self->l_.unseal_);
-			asio::post(self->sock_.get_executor(), [self, o = std::move(o), alive] {
-				if (alive.lock())
-					self->opened(o);
-			});
+		// Checks 3 and 4 block (a name's lookup, munged): a worker's, with
+		// copies of what it needs. The connection goes back to the event
+		// loop with the result, so that its last reference is dropped there.
+		asio::post(s_->workers, [self = shared_from_this(), frame = frame_, addr = a.node_addr, peer = peer_,
+					 same = s_->same_address, unseal = s_->unseal]() mutable {
+			Opened o = open_frame(frame, addr, peer, same, unseal);
+			auto exec = self->sock_.get_executor();
+			asio::post(exec, [self = std::move(self), o = std::move(o)] { self->opened(o); });
 		});
 	}
 
 	void opened(const Opened &o)
 	{
-		if (o.refused == "replayed")
-			return answer({jobwide::Answer::Word::dup, ""}, "");	// this node's credential, again
+		if (s_->closed)
+			return;
 		if (o.refused == "not_its_address")
-			l_.nodes_.mismatch();	// read the table again: the node may have moved
+			s_->nodes.mismatch();	// read the table again: the node may have moved
+		if (o.again)
+			return busy(o.refused);
 		if (!o.refused.empty())
 			return refuse(o.refused);
 		bool late = false;
-		jobwide::Answer a = take_frame(l_.writer_, frame_, o.payload, late);
+		jobwide::Answer a = take_frame(s_->writer, frame_, o.payload, late);
 		if (a.word == jobwide::Answer::Word::refused)
 			return refuse(a.reason);
 		if (a.word == jobwide::Answer::Word::busy)
 			return busy("unknown_run");
 		if (a.word == jobwide::Answer::Word::ok) {
-			l_.taken_++;
-			if (late && l_.late_)
-				l_.late_(frame_, o.payload);
+			s_->taken++;
+			if (late && s_->late)
+				s_->late(frame_, o.payload);
 		}
 		answer(a, "");
 	}
 
-	JobwideListener &l_;
+	std::shared_ptr<State> s_;
 	tcp::socket sock_;
 	asio::steady_timer timer_;
 	std::string peer_;
@@ -128,61 +178,84 @@ private:
 
 JobwideListener::JobwideListener(asio::io_context &io, asio::thread_pool &workers, ListenerSettings settings,
 				 JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late)
-	: io_(io), workers_(workers), settings_(std::move(settings)), writer_(writer), nodes_(nodes),
-	  same_address_(std::move(same_address)), unseal_(std::move(unseal)), late_(std::move(late)),
-	  limits_(settings_.limits), acceptor_(io), alive_(std::make_shared<bool>(true))
+	: state_(std::make_shared<State>(io, workers, std::move(settings), writer, nodes, std::move(same_address),
+					 std::move(unseal), std::move(late)))
 {
-	tcp::endpoint at = settings_.address.empty()
-				   ? tcp::endpoint(tcp::v6(), settings_.port)
-				   : tcp::endpoint(asio::ip::make_address(settings_.address), settings_.port);
-	acceptor_.open(at.protocol());
-	acceptor_.set_option(tcp::acceptor::reuse_address(true));
-	if (settings_.address.empty())
-		acceptor_.set_option(asio::ip::v6_only(false));	// IPv4 peers too, as ::ffff:a.b.c.d
-	acceptor_.bind(at);
-	acceptor_.listen();
-	accept();
+	State &s = *state_;
+	tcp::endpoint at = s.settings.address.empty()
+				   ? tcp::endpoint(tcp::v6(), s.settings.port)
+				   : tcp::endpoint(asio::ip::make_address(s.settings.address), s.settings.port);
+	s.acceptor.open(at.protocol());
+	s.acceptor.set_option(tcp::acceptor::reuse_address(true));
+	if (s.settings.address.empty())
+		s.acceptor.set_option(asio::ip::v6_only(false));	// IPv4 peers too, as ::ffff:a.b.c.d
+	s.acceptor.bind(at);
+	s.acceptor.listen();
+	s.accept();
 }
 
 JobwideListener::~JobwideListener()
 {
-	*alive_ = false;
-	alive_.reset();
+	State &s = *state_;
+	s.closed = true;
+	boost::system::error_code ignored;
+	s.acceptor.close(ignored);
+	s.accept_timer.cancel();
+	for (Door *d : std::set<Door *>(s.open))
+		d->close();
 }
 
 std::uint16_t JobwideListener::port() const
 {
-	return acceptor_.local_endpoint().port();
+	return state_->acceptor.local_endpoint().port();
 }
 
-void JobwideListener::accept()
+const std::map<std::string, std::uint64_t> &JobwideListener::refused() const
 {
-	acceptor_.async_accept([this](const boost::system::error_code &ec, tcp::socket sock) {
-		if (ec == asio::error::operation_aborted)
+	return state_->refused;
+}
+
+std::uint64_t JobwideListener::taken() const
+{
+	return state_->taken;
+}
+
+void JobwideListener::State::accept()
+{
+	// The handlers hold the state: a listener gone leaves it to them until
+	// they have run.
+	acceptor.async_accept([self = shared_from_this()](const boost::system::error_code &ec, tcp::socket sock) {
+		if (ec == asio::error::operation_aborted || self->closed)
 			return;
-		if (!ec) {
-			boost::system::error_code ep_ec;
-			tcp::endpoint remote = sock.remote_endpoint(ep_ec);
-			if (!ep_ec) {
-				std::string peer = remote.address().to_string();
-				DoorAdmit admit = limits_.connect(peer, DoorLimits::Clock::now());
-				auto door = std::make_shared<Door>(*this, std::move(sock), peer, admit == DoorAdmit::ok);
-				if (admit == DoorAdmit::ok)
-					door->start();
-				else
-					door->busy(std::string(name_of(admit)));
-			}
-		} else
-			GOS_LOG(log::warning, "job-wide door: accept: " << ec.message());
-		accept();
+		if (ec) {
+			GOS_LOG_LIMITED(self->accept_log, log::warning, "job-wide door: accept: " << ec.message());
+			self->accept_timer.expires_after(accept_backoff);
+			self->accept_timer.async_wait([self](const boost::system::error_code &e) {
+				if (!e && !self->closed)
+					self->accept();
+			});
+			return;
+		}
+		boost::system::error_code ep_ec;
+		tcp::endpoint remote = sock.remote_endpoint(ep_ec);
+		if (!ep_ec) {
+			std::string peer = remote.address().to_string();
+			DoorAdmit admit = self->limits.connect(peer, DoorLimits::Clock::now());
+			auto door = std::make_shared<Door>(self, std::move(sock), peer, admit == DoorAdmit::ok);
+			if (admit == DoorAdmit::ok)
+				door->start();
+			else
+				door->busy(std::string(name_of(admit)));
+		}
+		self->accept();
 	});
 }
 
-void JobwideListener::count(const std::string &reason, const std::string &peer, const std::string &node,
-			    std::uint32_t job)
+void JobwideListener::State::count(const std::string &reason, const std::string &peer, const std::string &node,
+				   std::uint32_t job)
 {
-	refused_[reason]++;
-	auto it = logged_.try_emplace(reason, std::chrono::minutes(1)).first;
+	refused[reason]++;
+	auto it = logged.try_emplace(reason, std::chrono::minutes(1)).first;
 	// Busy is the door at work (parts before the writer's epilog, a burst):
 	// info; a refusal is someone's mistake or attack: notice.
 	const log::Level level = reason.starts_with("busy_") ? log::info : log::notice;

@@ -5,7 +5,8 @@
 // much; then checks 2 to 5 (jobwide_door.hpp): admit on the event loop,
 // open on a worker (the address lookup and munged both block), take on
 // the event loop again. The writer and the node table are the event
-// loop's alone.
+// loop's alone, and so is the last reference to a connection: a worker
+// hands its own back with its result.
 //
 // Each refusal is counted by reason (refused()) and logged at most once a
 // minute per reason, naming the peer, the claimed node and the job.
@@ -42,9 +43,12 @@ public:
 
 	// Binds and listens; throws boost::system::system_error when it cannot.
 	// WORKERS runs open_frame; SAME_ADDRESS and UNSEAL are its checks 3
-	// and 4 (is_node_address and munge::decode in the daemon).
+	// and 4 (is_node_address and munge::decode in the daemon). The writer
+	// and the node table must outlive the event loop's last handler.
 	JobwideListener(boost::asio::io_context &io, boost::asio::thread_pool &workers, ListenerSettings settings,
 			JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late);
+	// Stops accepting and closes the open connections; what is in flight
+	// on a worker is dropped when it comes back.
 	~JobwideListener();
 	JobwideListener(const JobwideListener &) = delete;
 	JobwideListener &operator=(const JobwideListener &) = delete;
@@ -53,28 +57,13 @@ public:
 	// Refusals so far, by reason (the exporter's
 	// gpuoversub_jobwide_refused_total{reason}), busy answers included as
 	// "busy_*".
-	const std::map<std::string, std::uint64_t> &refused() const { return refused_; }
-	std::uint64_t taken() const { return taken_; }
+	const std::map<std::string, std::uint64_t> &refused() const;
+	std::uint64_t taken() const;
 
 private:
 	class Door;
-	void accept();
-	void count(const std::string &reason, const std::string &peer, const std::string &node, std::uint32_t job);
-
-	boost::asio::io_context &io_;
-	boost::asio::thread_pool &workers_;
-	ListenerSettings settings_;
-	JobwideWriter &writer_;
-	NodeTable &nodes_;
-	SameAddress same_address_;
-	Unseal unseal_;
-	Late late_;
-	DoorLimits limits_;
-	boost::asio::ip::tcp::acceptor acceptor_;
-	std::map<std::string, std::uint64_t> refused_;
-	std::map<std::string, RateLimit> logged_;	// by reason: a fixed set
-	std::uint64_t taken_ = 0;
-	std::shared_ptr<bool> alive_;	// false once destroyed: workers' results are dropped
+	struct State;
+	std::shared_ptr<State> state_;	// shared with each connection, which may outlive this
 };
 
 } // namespace gos::gpud

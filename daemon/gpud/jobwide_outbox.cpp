@@ -47,12 +47,12 @@ std::vector<JobwideOutbox::Try> JobwideOutbox::due(Clock::time_point now)
 	std::vector<Try> out;
 	for (auto it = parts_.begin(); it != parts_.end();) {
 		Held &h = *it;
-		if (now >= h.added + settings_.send_for && !h.writer.in_flight && !h.successor.in_flight) {
+		if (now >= h.added + settings_.send_for) {
+			// No new try; one in flight is waited for, its answer may end it.
 			auto next = std::next(it);
-			if (h.successor.taken)
-				end(it, true, "the writer did not take it; the successor did");
-			else
-				end(it, false, "no writer took it in jobwide.send_for");
+			if (!h.writer.in_flight && !h.successor.in_flight)
+				end(it, h.successor.taken, h.successor.taken ? "the writer did not take it; the successor did"
+									     : "no writer took it in jobwide.send_for");
 			it = next;
 			continue;
 		}
@@ -100,7 +100,7 @@ std::vector<Ended> JobwideOutbox::ended()
 	return std::exchange(ended_, {});
 }
 
-std::optional<JobwideOutbox::Clock::time_point> JobwideOutbox::next_due() const
+std::optional<JobwideOutbox::Clock::time_point> JobwideOutbox::next_due(Clock::time_point now) const
 {
 	std::optional<Clock::time_point> next;
 	auto sooner = [&](Clock::time_point t) {
@@ -108,7 +108,13 @@ std::optional<JobwideOutbox::Clock::time_point> JobwideOutbox::next_due() const
 			next = t;
 	};
 	for (const Held &h : parts_) {
-		sooner(h.added + settings_.send_for);
+		// Past send_for with a try in flight, due() waits for the try's
+		// answer: a time here would spin the caller's timer.
+		if (h.writer.in_flight || h.successor.in_flight) {
+			if (now >= h.added + settings_.send_for)
+				continue;
+		} else
+			sooner(h.added + settings_.send_for);
 		if (!h.writer.taken && !h.writer.refused && !h.writer.in_flight)
 			sooner(h.writer.next);
 		if (!h.part.successor.empty() && !h.successor.taken && !h.successor.refused && !h.successor.in_flight)

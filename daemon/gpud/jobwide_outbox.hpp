@@ -75,8 +75,9 @@ public:
 	// writer, or given up).
 	std::vector<Ended> ended();
 
-	// When due() has something next; none when nothing is held.
-	std::optional<Clock::time_point> next_due() const;
+	// When due() has something next, as of NOW; none when nothing is held
+	// or all that is left waits for a try in flight.
+	std::optional<Clock::time_point> next_due(Clock::time_point now) const;
 	std::size_t held() const { return parts_.size(); }
 
 private:

@@ -33,8 +33,8 @@ std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const s
 	Key key{facts.job, facts.start};
 	if (runs_.count(key))
 		return std::nullopt;
-	if (runs_.size() >= settings_.max_runs)
-		return "this node holds " + std::to_string(runs_.size()) + " runs already";
+	if (runs_.size() >= settings_.max_runs && !forget_one_closed())
+		return "this node holds " + std::to_string(runs_.size()) + " runs already, none of them written";
 	std::vector<std::string> names;
 	try {
 		names = expand_hostlist(nodes, settings_.max_nodes + 1);
@@ -59,6 +59,18 @@ std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const s
 	}
 	runs_.emplace(key, std::move(h));
 	return std::nullopt;
+}
+
+bool JobwideWriter::forget_one_closed()
+{
+	auto oldest = runs_.end();
+	for (auto it = runs_.begin(); it != runs_.end(); ++it)
+		if (it->second.run->closed() && (oldest == runs_.end() || it->second.deadline < oldest->second.deadline))
+			oldest = it;
+	if (oldest == runs_.end())
+		return false;
+	runs_.erase(oldest);	// its late parts now go nowhere: the file has the rest
+	return true;
 }
 
 bool JobwideWriter::knows(std::uint64_t job) const
@@ -176,7 +188,9 @@ std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
 			log_(std::string("job-wide: a journal left as it is: ") + e.what());
 			continue;
 		}
-		if (path != journal_path(settings_.state_dir, r.facts.job, r.facts.start)) {
+		// By name, not path: state_dir may be written with a trailing slash.
+		if (std::filesystem::path(path).filename() !=
+		    std::filesystem::path(journal_path(settings_.state_dir, r.facts.job, r.facts.start)).filename()) {
 			log_("job-wide: the journal " + path + " names another run; left as it is");
 			continue;
 		}
@@ -188,7 +202,12 @@ std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
 			continue;
 		}
 		Held h;
-		h.run = std::make_unique<JobwideRun>(r.facts, names);
+		try {
+			h.run = std::make_unique<JobwideRun>(r.facts, names);
+		} catch (const std::invalid_argument &e) {
+			log_("job-wide: the journal " + path + " has an unusable node list; left as it is: " + e.what());
+			continue;
+		}
 		for (const nlohmann::json &sent : r.parts) {
 			try {
 				h.run->take(sent.get<report::NodePart>(), sent);
@@ -206,7 +225,7 @@ std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
 			log_(std::string("job-wide: resumes without its journal: ") + e.what());
 		}
 		auto it = runs_.emplace(Key{r.facts.job, r.facts.start}, std::move(h)).first;
-		if (now > r.deadline + settings_.wait_s) {
+		if (r.deadline < now - settings_.wait_s) {	// not deadline + wait: a garbled head may overflow it
 			// So long after the job that its record would be news to no
 			// one: the file keeps the parts.
 			ClosedRun c = close(it->second, now);

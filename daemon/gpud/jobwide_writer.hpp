@@ -67,7 +67,8 @@ public:
 
 	// Expects a run: FACTS, and its node list as a hostlist expression.
 	// Known already: nothing changes. Returns why not when the list does
-	// not expand, holds more than max_nodes names, or max_runs are held.
+	// not expand, holds more than max_nodes names, or max_runs are held
+	// and none of them is written (a written one goes to make room).
 	std::optional<std::string> expect(report::RunFacts facts, const std::string &nodes, std::int64_t now);
 
 	// Whether a run of JOB is held here.
@@ -103,6 +104,8 @@ private:
 	};
 	using Key = std::pair<std::uint64_t, std::int64_t>;	// job, start
 	ClosedRun close(Held &h, std::int64_t now);
+	// Room for a run: the written run kept longest goes; false if none is.
+	bool forget_one_closed();
 
 	WriterSettings settings_;
 	Logger log_;

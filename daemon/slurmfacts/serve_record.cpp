@@ -27,6 +27,7 @@ namespace gos::slurmfacts {
 namespace {
 
 constexpr std::size_t max_head = 64;	// "JOB START\n": two numbers
+constexpr unsigned serve_within_s = 60;
 
 // The request's first line, read a byte at a time so that the record
 // after it stays unread for write_record; empty when there is none.
@@ -77,6 +78,9 @@ bool positive(const std::string &s)
 
 int serve_record(const char *user, std::string (*init)())
 {
+	// A peer that connects and sends nothing, or never ends its writing,
+	// must not hold a root process: the whole request has this long.
+	::alarm(serve_within_s);
 	ucred peer{};
 	socklen_t len = sizeof peer;
 	if (::getsockopt(0, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {

@@ -42,7 +42,7 @@ BOOST_AUTO_TEST_CASE(a_part_goes_to_its_writer_at_once_and_ends_when_taken)
 	BOOST_TEST(ended.size() == 1u);
 	BOOST_TEST(ended[0].delivered);
 	BOOST_TEST(box.held() == 0u);
-	BOOST_TEST(!box.next_due());
+	BOOST_TEST(!box.next_due(t));
 }
 
 BOOST_AUTO_TEST_CASE(a_busy_writer_is_tried_again_after_a_doubling_backoff_up_to_its_cap)
@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(a_busy_writer_is_tried_again_after_a_doubling_backoff_up_to
 		auto tries = box.due(now);
 		BOOST_TEST_REQUIRE(tries.size() == 1u);
 		box.heard(tries[0].id, Target::writer, Heard::busy, "", now);
-		auto next = *box.next_due();
+		auto next = *box.next_due(now);
 		BOOST_TEST(box.due(next - 1ms).empty());
 		waits.push_back(next - now);
 		now = next;
@@ -74,7 +74,7 @@ BOOST_AUTO_TEST_CASE(the_jitter_draws_from_the_upper_half)
 	auto t = Clock::now();
 	low.add(part(1, ""), t);
 	low.heard(low.due(t)[0].id, Target::writer, Heard::busy, "", t);
-	BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(*low.next_due() - t).count() == 500);
+	BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(*low.next_due(t) - t).count() == 500);
 }
 
 BOOST_AUTO_TEST_CASE(the_successor_gets_a_copy_after_failover_after)
@@ -138,4 +138,23 @@ BOOST_AUTO_TEST_CASE(the_outbox_holds_a_bounded_number_of_parts)
 	BOOST_TEST(box.held() == 2u);
 	box.heard(12345, Target::writer, Heard::taken, "", t);	// an unknown try: nothing
 	BOOST_TEST(box.held() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(past_send_for_a_try_in_flight_is_waited_for_and_no_new_one_made)
+{
+	JobwideOutbox box = outbox({.failover_after = 60s, .send_for = 600s});
+	auto t = Clock::now();
+	box.add(part(1), t);
+	auto tries = box.due(t);
+	BOOST_TEST_REQUIRE(tries.size() == 1u);
+	// Past send_for, the writer's try still out: no time to wake for (no
+	// spin), no try to the successor, nothing ended yet.
+	BOOST_TEST(!box.next_due(t + 601s));
+	BOOST_TEST(box.due(t + 601s).empty());
+	BOOST_TEST(box.ended().empty());
+	box.heard(tries[0].id, Target::writer, Heard::busy, "", t + 602s);
+	BOOST_TEST(box.due(t + 602s).empty());
+	auto ended = box.ended();
+	BOOST_TEST_REQUIRE(ended.size() == 1u);
+	BOOST_TEST(!ended[0].delivered);
 }

@@ -156,8 +156,16 @@ BOOST_AUTO_TEST_CASE(a_torn_or_hostile_journal_costs_its_bad_lines_only)
 	BOOST_TEST(r.parts.size() == 2u);
 	BOOST_TEST(r.parts[1]["node"] == "n2");
 	BOOST_TEST(r.skipped == 4u);
+	// Appended to again after the restart: the torn line is ended first,
+	// so the new part is a line of its own.
+	JobwideJournal(path).append(sent(part("n3")));
+	r = resume_journal(path, 16);
+	BOOST_TEST(r.parts.size() == 3u);
+	BOOST_TEST(r.parts[2]["node"] == "n3");
+	BOOST_TEST(r.skipped == 4u);
 	// At most max_parts parts, whatever the file holds.
 	BOOST_TEST(resume_journal(path, 1).parts.size() == 1u);
+	BOOST_TEST(resume_journal(path, 1).skipped == 6u);
 }
 
 BOOST_AUTO_TEST_CASE(a_journal_without_its_head_or_through_a_link_is_refused)
@@ -245,6 +253,12 @@ BOOST_AUTO_TEST_CASE(the_writer_refuses_a_run_it_cannot_hold)
 	for (std::uint64_t job = 1; job <= 4; job++)
 		BOOST_TEST(!x.w.expect(facts_of(job), "n1", 0));
 	BOOST_TEST(x.w.expect(facts_of(5), "n1", 0)->find("runs already") != std::string::npos);
+	// A written run, kept for its late parts, gives way to a new one.
+	x.w.take(2, facts_of().start, part("n1"), sent(part("n1")));
+	BOOST_TEST(x.w.due(1).size() == 1u);
+	BOOST_TEST(!x.w.expect(facts_of(5), "n1", 1));
+	BOOST_TEST(x.w.runs() == 4u);
+	BOOST_TEST(!x.w.knows(2));
 }
 
 BOOST_AUTO_TEST_CASE(a_restarted_writer_resumes_its_runs_from_their_journals)
@@ -270,6 +284,14 @@ BOOST_AUTO_TEST_CASE(a_restarted_writer_resumes_its_runs_from_their_journals)
 	BOOST_TEST(closed.size() == 1u);
 	BOOST_TEST(closed[0].record.parts == 2u);
 	BOOST_TEST(closed[0].record.sum_evicted == 4u);
+	// A state_dir written with a trailing slash finds its journals all the same.
+	{
+		JobwideWriter before({.state_dir = x.dir.path.string()}, [](const std::string &) {});
+		before.expect(facts_of(3), "n[1-2]", 1000);
+	}
+	JobwideWriter slash({.state_dir = x.dir.path.string() + "/"}, [](const std::string &) {});
+	slash.resume(1001);
+	BOOST_TEST(slash.knows(3));
 	// A journal whose name is not its run's is left alone.
 	std::filesystem::copy_file(journal_path(x.dir.path, 1, start), x.dir.path / "jobwide-9-9.jsonl");
 	Writer y;
