@@ -40,12 +40,18 @@ teardown() {
 
 # The record helper serves its user and root only, whoever the request
 # claims to be, and a request that is not one is refused before libslurm.
+# What nobody runs is copied where nobody can reach it: the tree may lie
+# under a directory only root may enter (CI's roots build in /root).
 record() { head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/'; }
 request() { "${BUILD:-build}/tests/tools/gos_record_request" --spawn "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" "$@"; }
+as_nobody() {
+	install -m 0755 "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" "${BUILD:-build}/tests/tools/gos_record_request" "$dir/"
+	chmod 0755 "$dir"
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$dir/gos_record_request" --spawn "$dir/gpuoversub-slurm-facts" "$@"
+}
 
 @test "--serve-record refuses a peer that is neither its user nor root" {
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"${BUILD:-build}/tests/tools/gos_record_request" --spawn "$PWD/${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" daemon 1 2 <<<"gpuoversub={}"
+	run as_nobody daemon 1 2 <<<"gpuoversub={}"
 	echo "$output"
 	[ "$status" -eq 4 ]
 	[ "${lines[-1]}" = "refused uid 65534 is not daemon" ]
@@ -55,9 +61,7 @@ request() { "${BUILD:-build}/tests/tools/gos_record_request" --spawn "${BUILD:-b
 	# As nobody, serving nobody: the request passes to --write-record, which
 	# cannot reach slurmdbd here.
 	export SLURM_CONF=$dir/slurm.conf
-	chmod 0755 "$dir"
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		"${BUILD:-build}/tests/tools/gos_record_request" --spawn "$PWD/${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" nobody 7 1733140000 <<<"$(record)"
+	run as_nobody nobody 7 1733140000 <<<"$(record)"
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ ${lines[-1]} == "failed "* ]]
