@@ -1,5 +1,6 @@
 #include "daemon/gpud/jobwide_writer.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -35,20 +36,10 @@ std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const s
 		return std::nullopt;
 	if (runs_.size() >= settings_.max_runs && !forget_one_closed())
 		return "this node holds " + std::to_string(runs_.size()) + " runs already, none of them written";
-	std::vector<std::string> names;
-	try {
-		names = expand_hostlist(nodes, settings_.max_nodes + 1);
-	} catch (const HostlistError &e) {
-		return std::string("its node list does not read: ") + e.what();
-	}
-	if (names.size() > settings_.max_nodes)
-		return "its node list names more than jobwide.max_nodes (" + std::to_string(settings_.max_nodes) + ") nodes";
 	Held h;
-	try {
-		h.run = std::make_unique<JobwideRun>(facts, names);
-	} catch (const std::invalid_argument &e) {
-		return std::string("its node list is unusable: ") + e.what();
-	}
+	std::string why;
+	if (!(h.run = run_of(facts, nodes, why)))
+		return why;
 	h.deadline = now + settings_.wait_s;
 	try {
 		h.journal = std::make_unique<JobwideJournal>(journal_path(settings_.state_dir, facts.job, facts.start),
@@ -73,19 +64,45 @@ bool JobwideWriter::forget_one_closed()
 	return true;
 }
 
+std::unique_ptr<JobwideRun> JobwideWriter::run_of(const report::RunFacts &facts, const std::string &nodes,
+						  std::string &why) const
+{
+	std::vector<std::string> names;
+	try {
+		names = expand_hostlist(nodes, settings_.max_nodes + 1);
+	} catch (const HostlistError &e) {
+		why = std::string("its node list does not read: ") + e.what();
+		return nullptr;
+	}
+	if (names.size() > settings_.max_nodes) {
+		why = "its node list names more than jobwide.max_nodes (" + std::to_string(settings_.max_nodes) + ") nodes";
+		return nullptr;
+	}
+	try {
+		return std::make_unique<JobwideRun>(facts, names);
+	} catch (const std::invalid_argument &e) {
+		why = std::string("its node list is unusable: ") + e.what();
+		return nullptr;
+	}
+}
+
+std::pair<JobwideWriter::Runs::const_iterator, JobwideWriter::Runs::const_iterator>
+JobwideWriter::runs_of(std::uint64_t job) const
+{
+	return {runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()}),
+		runs_.upper_bound({job, std::numeric_limits<std::int64_t>::max()})};
+}
+
 bool JobwideWriter::knows(std::uint64_t job) const
 {
-	auto it = runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()});
-	return it != runs_.end() && it->first.first == job;
+	auto [first, last] = runs_of(job);
+	return first != last;
 }
 
 bool JobwideWriter::member(std::uint64_t job, const std::string &node) const
 {
-	for (auto it = runs_.lower_bound({job, std::numeric_limits<std::int64_t>::min()});
-	     it != runs_.end() && it->first.first == job; ++it)
-		if (it->second.run->has(node))
-			return true;
-	return false;
+	auto [first, last] = runs_of(job);
+	return std::any_of(first, last, [&](const auto &r) { return r.second.run->has(node); });
 }
 
 WriterTook JobwideWriter::take(std::uint64_t job, std::int64_t start, const report::NodePart &part,
@@ -194,18 +211,10 @@ std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
 			log_("job-wide: the journal " + path + " names another run; left as it is");
 			continue;
 		}
-		std::vector<std::string> names;
-		try {
-			names = expand_hostlist(r.nodes, settings_.max_nodes);
-		} catch (const HostlistError &e) {
-			log_("job-wide: the journal " + path + " has an unreadable node list; left as it is: " + e.what());
-			continue;
-		}
 		Held h;
-		try {
-			h.run = std::make_unique<JobwideRun>(r.facts, names);
-		} catch (const std::invalid_argument &e) {
-			log_("job-wide: the journal " + path + " has an unusable node list; left as it is: " + e.what());
+		std::string why;
+		if (!(h.run = run_of(r.facts, r.nodes, why))) {
+			log_("job-wide: the journal " + path + " is left as it is: " + why);
 			continue;
 		}
 		for (const nlohmann::json &sent : r.parts) {

@@ -103,13 +103,18 @@ private:
 		std::int64_t deadline = 0;	// open: when the wait ends; closed: when it is forgotten
 	};
 	using Key = std::pair<std::uint64_t, std::int64_t>;	// job, start
+	using Runs = std::map<Key, Held>;
+	// A run of NODES, a hostlist of at most max_nodes names; none, and why.
+	std::unique_ptr<JobwideRun> run_of(const report::RunFacts &facts, const std::string &nodes, std::string &why) const;
+	// The runs of JOB held here.
+	std::pair<Runs::const_iterator, Runs::const_iterator> runs_of(std::uint64_t job) const;
 	ClosedRun close(Held &h, std::int64_t now);
 	// Room for a run: the written run kept longest goes; false if none is.
 	bool forget_one_closed();
 
 	WriterSettings settings_;
 	Logger log_;
-	std::map<Key, Held> runs_;
+	Runs runs_;
 };
 
 } // namespace gos::gpud
