@@ -12,7 +12,10 @@ LIBS := $(DAEMON_LIB) $(SIM_LIB) $(COMMON_LIB) $(ENGINE_LIB)
 ARCHIVES += $(DAEMON_LIB)
 $(DAEMON_LIB): $(DAEMON_OBJ)
 
-$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(DAEMON_LIB) $(COMMON_LIB) $(ENGINE_LIB)
+# gpuoversubd opens the job-wide channel's credentials with munged: it
+# links the MUNGE wrapper, which the library leaves out.
+$(GPUD_BIN): $(BUILD)/daemon/gpud/main.o $(DAEMON_LIB) $(COMMON_LIB) $(ENGINE_LIB) $(MUNGE_OBJ)
+$(GPUD_BIN): SYSLIBS += $(MUNGE_LIBS)
 $(CTL_BIN): $(BUILD)/daemon/ctl/main.o $(LIBS)
 PROGRAMS += $(GPUD_BIN) $(CTL_BIN)
 

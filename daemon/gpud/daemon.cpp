@@ -29,7 +29,8 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, EngineBackend engine)
 	  views_(discovery_, *engine_.control, ledger_, sessions_),
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, engine_site_->serves_allocations()),
 	  outside_(discovery_, sessions_, *engine_.control),
-	  slurm_(ledger_, reconciler_, discovery_.gpus),
+	  jobwide_(cfg_, [](const std::string &line) { GOS_LOG(log::warning, line); }),
+	  slurm_(ledger_, reconciler_, discovery_.gpus, jobwide_),
 	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *engine_site_),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),
 	  routes_({slurm_, agent_, engine_site_->handlers(), query_})
@@ -159,6 +160,7 @@ std::vector<std::string> Daemon::reload(const config::Config &next)
 		kept.push_back(key + " changes take effect when gpuoversubd restarts");
 	cfg_.policy = next.policy;
 	slurm_facts_.configure(cfg_.policy.slurm_weights);
+	jobwide_.configure(cfg_);
 	policy_.apply_all(ledger_.jobs());
 	tick();
 	return kept;

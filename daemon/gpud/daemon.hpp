@@ -23,6 +23,7 @@
 #include "daemon/gpud/exporter.hpp"
 #include "daemon/gpud/gpus.hpp"
 #include "daemon/gpud/handlers.hpp"
+#include "daemon/gpud/jobwide.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/policy.hpp"
 #include "daemon/gpud/reconciler.hpp"
@@ -70,6 +71,8 @@ public:
 	nlohmann::json status_json() { return views_.status(); }
 	nlohmann::json jobs_json() { return views_.jobs(); }
 	std::string summary() const { return views_.summary(); }
+	// The job-wide channel's state, for the server's I/O (jobwide_io.hpp).
+	Jobwide &jobwide() { return jobwide_; }
 
 private:
 	void release_sessions(std::uint64_t job);
@@ -90,6 +93,7 @@ private:
 	Views views_;
 	Exporter exporter_;
 	OutsideUse outside_;
+	Jobwide jobwide_;
 	SlurmHandlers slurm_;
 	AgentHandlers agent_;
 	QueryHandlers query_;

@@ -14,6 +14,7 @@
 #include "daemon/gpud/engine_site.hpp"
 #include "daemon/gpud/engine_backend.hpp"
 #include "daemon/gpud/gpus.hpp"
+#include "daemon/gpud/jobwide.hpp"
 #include "daemon/gpud/ledger.hpp"
 #include "daemon/gpud/orders.hpp"
 #include "daemon/gpud/reconciler.hpp"
@@ -29,19 +30,21 @@ namespace gos::gpud {
 // share.
 class SlurmHandlers {
 public:
-	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus)
-		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus)
+	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus, Jobwide &jobwide)
+		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus), jobwide_(jobwide)
 	{
 	}
 	Answer step_register(Session &s, const gos_req_step &req);
 	Answer step_end(Session &s, const gos_req_step_ref &req);
 	Answer task_register(Session &s, const gos_req_task &req);
 	Answer job_end(Session &s, const gos_req_job &req);
+	Answer jobwide_part(Session &s, const gos_req_jobwide &head, std::span<const __u8> bytes);
 
 private:
 	JobLedger &ledger_;
 	Reconciler &reconciler_;
 	const std::vector<Gpu> &gpus_;
+	Jobwide &jobwide_;
 };
 
 // An agent's, for its own job: who it is, what it does, what it may use.

@@ -58,6 +58,8 @@ public:
 	using Random = std::function<double()>;
 
 	JobwideOutbox(OutboxSettings settings, Random random);
+	// A reload: the parts held follow SETTINGS from their next try on.
+	void configure(const OutboxSettings &settings) { settings_ = settings; }
 
 	// False (and nothing held) when max_parts are held already.
 	bool add(Outgoing part, Clock::time_point now);

@@ -29,6 +29,12 @@ std::string_view name_of(WriterTook took)
 
 JobwideWriter::JobwideWriter(WriterSettings settings, Logger log) : settings_(std::move(settings)), log_(std::move(log)) {}
 
+void JobwideWriter::configure(WriterSettings settings)
+{
+	settings.state_dir = settings_.state_dir;
+	settings_ = std::move(settings);
+}
+
 std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const std::string &nodes, std::int64_t now)
 {
 	Key key{facts.job, facts.start};
@@ -145,8 +151,10 @@ ClosedRun JobwideWriter::close(Held &h, std::int64_t now)
 	return out;
 }
 
-void JobwideWriter::filed(std::uint64_t job, std::int64_t start)
+void JobwideWriter::filed(std::uint64_t job, std::int64_t start, const std::string &field)
 {
+	if (auto it = runs_.find({job, start}); it != runs_.end())
+		it->second.field = field;
 	try {
 		remove_file(journal_path(settings_.state_dir, job, start));
 	} catch (const std::runtime_error &e) {
@@ -184,7 +192,7 @@ std::optional<nlohmann::json> JobwideWriter::file_of(std::uint64_t job, std::int
 	auto it = runs_.find({job, start});
 	if (it == runs_.end() || !it->second.run->closed())
 		return std::nullopt;
-	return it->second.run->file("");
+	return it->second.run->file(it->second.field);
 }
 
 std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)

@@ -58,6 +58,9 @@ public:
 	using Logger = std::function<void(const std::string &)>;
 
 	JobwideWriter(WriterSettings settings, Logger log);
+	// A reload: runs expected from now on follow SETTINGS (the state
+	// directory is fixed at start and kept).
+	void configure(WriterSettings settings);
 
 	// Reads back the journals a previous daemon left. A run whose deadline
 	// passed more than `wait` ago is closed at once (the file only: the
@@ -83,9 +86,10 @@ public:
 	// Runs whose wait is over (all parts in, or the deadline passed),
 	// closed now; and closed runs past `keep` forgotten.
 	std::vector<ClosedRun> due(std::int64_t now);
-	// A closed run's file is written: its journal goes. Until then a
-	// restart closes the run again from the journal, and writes it again.
-	void filed(std::uint64_t job, std::int64_t start);
+	// A closed run's file is written, FIELD its segment as written (empty
+	// when none was): its journal goes. Until then a restart closes the
+	// run again from the journal, and writes it again.
+	void filed(std::uint64_t job, std::int64_t start, const std::string &field);
 	// The earliest deadline of a run (a wait ends, or a kept run is
 	// forgotten), for the daemon's timer.
 	std::optional<std::int64_t> next_deadline() const;
@@ -101,6 +105,7 @@ private:
 		std::unique_ptr<JobwideRun> run;
 		std::unique_ptr<JobwideJournal> journal;	// open runs' (none when it failed)
 		std::int64_t deadline = 0;	// open: when the wait ends; closed: when it is forgotten
+		std::string field;	// filed: the segment written
 	};
 	using Key = std::pair<std::uint64_t, std::int64_t>;	// job, start
 	using Runs = std::map<Key, Held>;

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/util/log.hpp"
+#include "common/util/munge.hpp"
 #include "daemon/gpud/directories.hpp"
 #include "daemon/gpud/server.hpp"
 
@@ -73,7 +74,10 @@ int main(int argc, char **argv)
 		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub-control)";
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
-		gpud::Server server(io, daemon, config_path);
+		gpud::Server server(io, daemon, config_path,
+				    [socket = cfg.start.jobwide_munge_socket](const std::string &credential) {
+					    return munge::decode(credential, socket);
+				    });
 		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.start.socket << " with the engine " << where);
 		server.run();
 	} catch (const std::exception &e) {

@@ -1,12 +1,17 @@
 #include "daemon/gpud/record_helper.hpp"
 
 #include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+
+extern char **environ;
 
 namespace gos::gpud {
 namespace {
@@ -101,6 +106,42 @@ HelperAnswer ask_record_helper(const std::string &path, std::uint64_t job, std::
 	}
 	HelperAnswer a = ask_record_helper_on(fd, job, start, record, deadline);
 	::close(fd);
+	return a;
+}
+
+HelperAnswer ask_record_helper_spawned(const std::string &program, const std::string &user, std::uint64_t job,
+				       std::int64_t start, const std::string &record, std::chrono::milliseconds deadline,
+				       int *status)
+{
+	int pair[2];
+	if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+		return none(std::string("socketpair: ") + std::strerror(errno));
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pair[1], 0);
+	posix_spawn_file_actions_adddup2(&fa, pair[1], 1);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	std::string arg0 = program, mode = "--serve-record", who = user;
+	char *argv[] = {arg0.data(), mode.data(), who.data(), nullptr};
+	pid_t pid = 0;
+	int err = ::posix_spawn(&pid, program.c_str(), &fa, nullptr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	::close(pair[1]);
+	if (err) {
+		::close(pair[0]);
+		return none("cannot run " + program + ": " + std::strerror(err));
+	}
+	HelperAnswer a = ask_record_helper_on(pair[0], job, start, record, deadline);
+	::close(pair[0]);
+	// The helper has answered, or is past the deadline: nothing more is
+	// wanted of it.
+	if (a.is == HelperAnswer::Is::no_answer)
+		::kill(pid, SIGKILL);
+	int st = 0;
+	while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	if (status)
+		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return a;
 }
 

@@ -28,4 +28,16 @@ HelperAnswer ask_record_helper_on(int fd, std::uint64_t job, std::int64_t start,
 HelperAnswer ask_record_helper(const std::string &path, std::uint64_t job, std::int64_t start,
 			       const std::string &record, std::chrono::milliseconds deadline);
 
+// The same of PROGRAM (gpuoversub-slurm-facts) run as --serve-record USER
+// on one end of a socketpair, as the socket unit's Accept=yes would: where
+// the daemon writes records itself (jobwide.record_helper: direct, as
+// root; none, as a slurmdbd Operator). STATUS, if given, gets its exit
+// status (128 + the signal that ended it).
+HelperAnswer ask_record_helper_spawned(const std::string &program, const std::string &user, std::uint64_t job,
+				       std::int64_t start, const std::string &record, std::chrono::milliseconds deadline,
+				       int *status = nullptr);
+
+// Where gpuoversub-record.socket listens (jobwide.record_helper: socket).
+inline constexpr char record_helper_socket[] = "/run/gpuoversub-record.sock";
+
 } // namespace gos::gpud

@@ -85,6 +85,7 @@ constexpr Route routes[] = {
 	route<GOS_REQ_RANK_REPORT, &AgentHandlers::rank_report>(),
 	route<GOS_REQ_EXPLAIN, &QueryHandlers::explain>(),
 	route<GOS_REQ_REQUESTS, &QueryHandlers::requests>(),
+	route<GOS_REQ_JOBWIDE_PART, &SlurmHandlers::jobwide_part>(),
 };
 
 // requests.def numbers its rows 1, 2, ... (requests.cpp asserts it): the

@@ -57,10 +57,10 @@ constexpr auto trim_period = std::chrono::seconds(2);
 
 } // namespace
 
-Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path)
+Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path, Unseal unseal)
 	: io_(io), daemon_(daemon), config_path_(std::move(config_path)),
 	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
-	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io)
+	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io), jobwide_(io, daemon, std::move(unseal))
 {
 	std::size_t limit = raise_descriptor_limit();
 	public_most_ = limit > 2 * reserved_descriptors ? limit - reserved_descriptors : limit / 2;
@@ -224,6 +224,7 @@ void Server::on_signal(const boost::system::error_code &ec, int sig)
 			auto next = config::load_config(config_path_);
 			for (const auto &w : daemon_.reload(next))
 				GOS_LOG(log::warning, "reload: " << w);
+			jobwide_.reconfigured();
 			GOS_LOG(log::notice, "reload: policy " << config_path_ << " applied");
 		} catch (const std::exception &e) {
 			GOS_LOG(log::error, "reload: keeping the running policy: " << e.what());
@@ -253,6 +254,7 @@ void Server::run()
 	every(timer(), cfg.start.persist_period_ns, &Daemon::persist_tick);
 	every(timer(), cfg.policy.exporter_period_ns, &Daemon::export_tick);
 	every(timer(), cfg.policy.reconcile_period_ns, &Daemon::reconcile_tick);
+	jobwide_.start();
 	// Ready only now: both sockets listen (connections wait in their queues
 	// until the loop turns), the GPUs are found and the saved jobs resumed.
 	tell_ready();

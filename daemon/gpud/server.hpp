@@ -25,6 +25,7 @@
 #include "common/util/rate_limit.hpp"
 #include "daemon/gpud/connection.hpp"
 #include "daemon/gpud/daemon.hpp"
+#include "daemon/gpud/jobwide_io.hpp"
 #include "daemon/gpud/systemd_notify.hpp"
 
 namespace gos::gpud {
@@ -32,7 +33,8 @@ namespace gos::gpud {
 class Server {
 public:
 	// Binds the sockets; throws if another daemon already listens there.
-	Server(boost::asio::io_context &io, Daemon &daemon, std::string config_path);
+	// UNSEAL opens the job-wide channel's credentials (munged).
+	Server(boost::asio::io_context &io, Daemon &daemon, std::string config_path, Unseal unseal);
 	void run();
 
 private:
@@ -72,6 +74,7 @@ private:
 	SystemdNotify notify_;
 	boost::asio::steady_timer service_timer_;
 	std::string told_status_;	// the last STATUS= systemd was sent
+	JobwideIo jobwide_;	// last: its workers' results come back to the loop
 };
 
 } // namespace gos::gpud

@@ -144,6 +144,11 @@ private:
 	std::jthread thread_;	// last: started once the rest is ready
 };
 
+// The output of gpuoversub-slurm-facts at PATH run with OPTIONS, killed
+// when it outlives DEADLINE_S or STOP is requested; throws
+// std::runtime_error saying why there is none (it failed, or was killed).
+std::string run_facts_program(const std::string &path, const std::vector<std::string> &options, unsigned deadline_s,
+			      std::stop_token stop = {});
 // The reader that runs gpuoversub-slurm-facts at `path`, killed when it
 // outlives `deadline_s`.
 SlurmFacts::Reader slurm_facts_program(std::string path, unsigned deadline_s);

@@ -28,8 +28,24 @@ std::string last_line(std::string out)
 	return out.empty() ? "no output" : out.substr(out.rfind('\n') + 1);
 }
 
-// The program's output, or why there is none.
-std::string run_program(const std::string &path, const FactsQuery &query, unsigned deadline_s, std::stop_token stop)
+std::vector<std::string> args_of(const FactsQuery &query)
+{
+	std::vector<std::string> args;
+	if (query.fairshare)
+		args.push_back("--fairshare");
+	if (!query.jobs.empty()) {
+		std::string ids;
+		for (std::uint64_t id : query.jobs)
+			ids += (ids.empty() ? "" : ",") + std::to_string(id);
+		args.insert(args.end(), {"--jobs", ids});
+	}
+	return args;
+}
+
+} // namespace
+
+std::string run_facts_program(const std::string &path, const std::vector<std::string> &options, unsigned deadline_s,
+			      std::stop_token stop)
 {
 	int fds[2];
 	if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -41,14 +57,7 @@ std::string run_program(const std::string &path, const FactsQuery &query, unsign
 	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	std::vector<std::string> args{path};
-	if (query.fairshare)
-		args.push_back("--fairshare");
-	if (!query.jobs.empty()) {
-		std::string ids;
-		for (std::uint64_t id : query.jobs)
-			ids += (ids.empty() ? "" : ",") + std::to_string(id);
-		args.insert(args.end(), {"--jobs", ids});
-	}
+	args.insert(args.end(), options.begin(), options.end());
 	std::vector<char *> argv;
 	for (auto &a : args)
 		argv.push_back(a.data());
@@ -91,12 +100,10 @@ std::string run_program(const std::string &path, const FactsQuery &query, unsign
 	return out;
 }
 
-} // namespace
-
 SlurmFacts::Reader slurm_facts_program(std::string path, unsigned deadline_s)
 {
 	return [path = std::move(path), deadline_s](const FactsQuery &query, std::stop_token stop) {
-		return run_program(path, query, deadline_s, stop);
+		return run_facts_program(path, args_of(query), deadline_s, stop);
 	};
 }
 

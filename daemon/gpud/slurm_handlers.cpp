@@ -1,9 +1,13 @@
 // Steps, tasks and job ends from the SPANK plugin: each request checked,
 // then decided by the ledger.
+#include <chrono>
+#include <cstring>
+#include <ctime>
 #include <set>
 
 #include "daemon/gpud/handlers.hpp"
 #include "daemon/gpud/identity.hpp"
+#include "common/util/log.hpp"
 
 namespace gos::gpud {
 
@@ -52,6 +56,26 @@ Answer SlurmHandlers::task_register(Session &, const gos_req_task &req)
 		return {-EINVAL, "pid " + std::to_string(req.pid) + " cannot be a task: pids run from 2 to " +
 					 std::to_string(limit - 1) + " (below kernel.pid_max)", {}};
 	return answer_of(ledger_.register_task(req.job_id, req.step_id, static_cast<pid_t>(req.pid)));
+}
+
+// The epilog's word that a run ended here; what it refuses is logged, for
+// the epilog returns at once and says nothing more.
+Answer SlurmHandlers::jobwide_part(Session &, const gos_req_jobwide &head, std::span<const __u8> bytes)
+{
+	if (std::size_t{head.nodelist_len} + head.frame_len != bytes.size())
+		return {-EINVAL, "a run's end carries its node list, then its frame, exactly as long as its head says", {}};
+	const char *at = reinterpret_cast<const char *>(bytes.data());
+	RunEnd end{head.job_id,
+		   head.start,
+		   head.run,
+		   head.num_nodes,
+		   std::string(head.node, ::strnlen(head.node, sizeof head.node)),
+		   std::string(at, head.nodelist_len),
+		   std::string(at + head.nodelist_len, head.frame_len)};
+	auto refused = jobwide_.run_end(end, std::time(nullptr), std::chrono::steady_clock::now());
+	if (refused)
+		GOS_LOG(log::warning, "job-wide: job " << head.job_id << ": the epilog's run end not taken: " << refused->why);
+	return answer_of(refused);
 }
 
 } // namespace gos::gpud

@@ -265,6 +265,26 @@ struct gos_req_rank_report {
 };
 
 /*
+ * JOBWIDE_PART (root: the SPANK job_epilog): a run ended on this node
+ * (docs/jobwide.md). The head holds the epilog's facts; after it come
+ * nodelist_len bytes of SLURM_NODELIST, then frame_len bytes of the frame
+ * the epilog encoded and sealed (none when the node holds no part), which
+ * the daemon sends on to the run's writer unchanged.
+ */
+#define GOS_JOBWIDE_NODE_LEN 64		/* SLURMD_NODENAME, NUL-padded; all 64 bytes may be the name */
+#define GOS_JOBWIDE_PART_MAX 65536	/* bytes after the head: node list and frame */
+
+struct gos_req_jobwide {
+	__u64 job_id;
+	__s64 start;			/* SLURM_JOB_START_TIME: the run's key */
+	__u32 run;			/* SLURM_JOB_RESTART_COUNT */
+	__u32 num_nodes;		/* SLURM_JOB_NUM_NODES */
+	char node[GOS_JOBWIDE_NODE_LEN];
+	__u32 nodelist_len;
+	__u32 frame_len;
+};
+
+/*
  * Order kinds match the engine's message kinds (kmod/engine/wire.c converts
  * one into the other). EVICT and RETURN are orders: they name a byte range
  * of a buffer to move, and the agent acknowledges each by its id. SETTLED

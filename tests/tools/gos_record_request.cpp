@@ -7,10 +7,6 @@
 //       runs PROGRAM --serve-record USER on one end of a socketpair, as
 //       systemd's Accept=yes would (its peer is this process), and exits
 //       with its status.
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -40,23 +36,9 @@ int main(int argc, char **argv)
 		std::printf("%s\n", a.line.c_str());
 		return a.is == gos::gpud::HelperAnswer::Is::no_answer;
 	}
-	int pair[2];
-	if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-		std::perror("socketpair");
-		return 1;
-	}
-	pid_t pid = ::fork();
-	if (pid == 0) {
-		::dup2(pair[1], 0);
-		::dup2(pair[1], 1);
-		::execl(argv[2], argv[2], "--serve-record", argv[3], static_cast<char *>(nullptr));
-		std::perror(argv[2]);
-		::_exit(127);
-	}
-	::close(pair[1]);
-	gos::gpud::HelperAnswer a = gos::gpud::ask_record_helper_on(pair[0], job, start, record, 30s);
-	std::printf("%s\n", a.line.c_str());
 	int status = 0;
-	::waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	gos::gpud::HelperAnswer a =
+		gos::gpud::ask_record_helper_spawned(argv[2], argv[3], job, start, record, 30s, &status);
+	std::printf("%s\n", a.line.c_str());
+	return status;
 }

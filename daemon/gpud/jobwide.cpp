@@ -1,0 +1,122 @@
+#include "daemon/gpud/jobwide.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <random>
+
+#include "common/util/hostlist.hpp"
+
+namespace gos::gpud {
+namespace {
+
+// The node table is read once at start, at a random point of the first
+// minute (a cluster's daemons start together), and again on a miss at most
+// this often.
+constexpr auto node_table_first_within = std::chrono::seconds(60);
+constexpr auto node_table_again_after = std::chrono::minutes(10);
+// This node's own parts waiting to be opened: one per run that ends here,
+// as many as the outbox holds to send.
+constexpr std::size_t own_max = 1024;
+
+std::int64_t seconds_of(std::uint64_t ns)
+{
+	return static_cast<std::int64_t>(ns / 1'000'000'000ULL);
+}
+
+double draw()
+{
+	static thread_local std::mt19937_64 bits{std::random_device{}()};
+	return std::uniform_real_distribution<double>(0, 1)(bits);
+}
+
+} // namespace
+
+WriterSettings writer_settings(const config::Config &cfg)
+{
+	const config::Jobwide &j = cfg.policy.jobwide;
+	return {cfg.start.state_dir, seconds_of(j.wait_ns), seconds_of(j.keep_ns), static_cast<std::size_t>(j.max_nodes)};
+}
+
+OutboxSettings outbox_settings(const config::Config &cfg)
+{
+	const config::Jobwide &j = cfg.policy.jobwide;
+	OutboxSettings s;
+	s.failover_after = std::chrono::seconds(seconds_of(j.failover_after_ns));
+	s.send_for = std::chrono::seconds(seconds_of(j.send_for_ns));
+	return s;
+}
+
+Jobwide::Jobwide(const config::Config &cfg, Logger log)
+	: log_(log), writer_(writer_settings(cfg), log), outbox_(outbox_settings(cfg), draw),
+	  nodes_(Clock::now(), std::chrono::duration_cast<Clock::duration>(node_table_first_within * draw()),
+		 node_table_again_after)
+{
+}
+
+void Jobwide::configure(const config::Config &cfg)
+{
+	writer_.configure(writer_settings(cfg));
+	outbox_.configure(outbox_settings(cfg));
+}
+
+std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono)
+{
+	if (!end.job || end.job > UINT32_MAX || end.start <= 0 || !end.num_nodes)
+		return Refusal{-EINVAL, "a run's end needs a job id below 2^32, its start and its number of nodes"};
+	if (!jobwide::valid_node(end.node))
+		return Refusal{-EINVAL, "SLURMD_NODENAME is not a node name the channel carries: 1 to 64 of [A-Za-z0-9._-]"};
+	// The epilog is root's: its list is bounded by the request (64 KiB)
+	// and by the expansion's own cap.
+	std::vector<std::string> nodes;
+	try {
+		nodes = expand_hostlist(end.nodelist);
+	} catch (const HostlistError &e) {
+		return Refusal{-EINVAL, std::string("SLURM_NODELIST: ") + e.what()};
+	}
+	if (std::find(nodes.begin(), nodes.end(), end.node) == nodes.end())
+		return Refusal{-EINVAL, "SLURMD_NODENAME " + end.node + " is not in SLURM_NODELIST"};
+	const std::string &writer = nodes.front();
+	self_ = end.node;
+	++counts_.run_ends;
+	if (writer == end.node)
+		if (auto why = writer_.expect({end.job, end.run, end.start, end.node, end.num_nodes, 0}, end.nodelist, now))
+			return Refusal{-EBUSY, "the run is not written here: " + *why};
+	if (end.frame.empty()) {
+		poke();
+		return std::nullopt;
+	}
+	jobwide::Frame frame;
+	const auto *bytes = reinterpret_cast<const std::uint8_t *>(end.frame.data());
+	if (auto why = jobwide::decode_frame({bytes, end.frame.size()}, frame))
+		return Refusal{-EINVAL, "the part's frame does not read: " + *why};
+	if (frame.node != end.node || frame.job != end.job)
+		return Refusal{-EINVAL, "the part's frame names node " + frame.node + " and job " + std::to_string(frame.job) +
+		       ", not this node and job"};
+	if (writer == end.node) {
+		if (own_.size() >= own_max)
+			return Refusal{-EBUSY, "this node holds " + std::to_string(own_max) + " of its own parts to open already"};
+		own_.push_back(std::move(frame));
+	} else {
+		// No successor yet: the failover (docs/jobwide.md, "Failures") is
+		// not built, and a successor that writes nothing would only answer
+		// busy until send_for.
+		if (!outbox_.add({end.job, end.start, writer, {}, end.frame}, mono))
+			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
+		++counts_.queued;
+	}
+	poke();
+	return std::nullopt;
+}
+
+std::deque<jobwide::Frame> Jobwide::take_own()
+{
+	return std::exchange(own_, {});
+}
+
+void Jobwide::own_again(jobwide::Frame frame)
+{
+	if (own_.size() < own_max)
+		own_.push_back(std::move(frame));
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,100 @@
+// The job-wide channel's state in the daemon, apart from any event loop
+// (docs/jobwide.md): the runs this node writes (the writer), the parts it
+// has to send (the outbox), Slurm's node table, and this node's own parts
+// waiting to be opened. The epilog's JOBWIDE_PART comes here; the server's
+// JobwideIo does the I/O all of this asks for, and is poked when there is
+// new work.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "common/config/config.hpp"
+#include "common/jobwide/frame.hpp"
+#include "daemon/gpud/answer.hpp"
+#include "daemon/gpud/jobwide_outbox.hpp"
+#include "daemon/gpud/jobwide_writer.hpp"
+#include "daemon/gpud/node_table.hpp"
+
+namespace gos::gpud {
+
+// A JOBWIDE_PART request, its bytes split and checked for form only.
+struct RunEnd {
+	std::uint64_t job = 0;
+	std::int64_t start = 0;
+	std::uint32_t run = 0, num_nodes = 0;
+	std::string node;	// SLURMD_NODENAME
+	std::string nodelist;	// SLURM_NODELIST
+	std::string frame;	// as the epilog encoded it; empty: no part here
+};
+
+// What the server counts for the exporter.
+struct JobwideCounts {
+	std::uint64_t run_ends = 0;	// JOBWIDE_PART requests taken
+	std::uint64_t queued = 0;	// parts put in the outbox
+	std::uint64_t delivered = 0, given_up = 0;	// parts whose sending ended
+	std::uint64_t runs_written = 0;	// runs whose record went to the helper and was written
+	std::uint64_t runs_unwritten = 0;	// runs whose record could not be written (the file stands)
+};
+
+class Jobwide {
+public:
+	using Clock = std::chrono::steady_clock;
+	using Logger = JobwideWriter::Logger;
+
+	Jobwide(const config::Config &cfg, Logger log);
+
+	// The policy was reloaded: waits, sending times and caps follow it
+	// from the next run on.
+	void configure(const config::Config &cfg);
+
+	// A run ended on this node (its epilog's JOBWIDE_PART): expects the
+	// run when this node is its writer, and sends its part on (to the
+	// writer, or to this node's own door). Why not, for the caller.
+	std::optional<Refusal> run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono);
+
+	// This node's own parts, as writer, to be opened (on a worker, by the
+	// server) and taken: they came on the root socket, so no address check.
+	std::deque<jobwide::Frame> take_own();
+	// One of them that could not be opened yet (munged did not answer),
+	// for the next turn.
+	void own_again(jobwide::Frame frame);
+
+	// The server's hook: called whenever there is new work.
+	void on_work(std::function<void()> poke) { poke_ = std::move(poke); }
+
+	// This node's name, as its epilogs say (empty until the first): the
+	// node table's entry of it is the address a send leaves from.
+	const std::string &self() const { return self_; }
+
+	JobwideWriter &writer() { return writer_; }
+	JobwideOutbox &outbox() { return outbox_; }
+	NodeTable &nodes() { return nodes_; }
+	JobwideCounts &counts() { return counts_; }
+
+private:
+	void poke()
+	{
+		if (poke_)
+			poke_();
+	}
+
+	Logger log_;
+	JobwideWriter writer_;
+	JobwideOutbox outbox_;
+	NodeTable nodes_;
+	std::deque<jobwide::Frame> own_;
+	std::function<void()> poke_;
+	std::string self_;
+	JobwideCounts counts_;
+};
+
+// The writer's and the outbox's settings from a configuration.
+WriterSettings writer_settings(const config::Config &cfg);
+OutboxSettings outbox_settings(const config::Config &cfg);
+
+} // namespace gos::gpud

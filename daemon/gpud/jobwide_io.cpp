@@ -1,0 +1,361 @@
+#include "daemon/gpud/jobwide_io.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "common/report/jobwide_record.hpp"
+#include "common/util/atomic_file.hpp"
+#include "common/util/log.hpp"
+#include "common/util/user_name.hpp"
+#include "daemon/gpud/jobwide_sender.hpp"
+#include "daemon/gpud/record_helper.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
+
+namespace gos::gpud {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto tick_period = 1s;
+constexpr auto door_again_after = 1min;
+constexpr auto send_within = 10s;	// one try: connect, frame, answer
+// The facts program's and the record helper's: longer than Slurm's own
+// MessageTimeout (10 s by default), so that a slow slurmdbd answers.
+constexpr unsigned facts_deadline_s = 30;
+constexpr auto helper_within = 30s;
+constexpr auto record_backoff_min = 5s, record_backoff_max = 60s;
+
+std::string file_name(const nlohmann::json &file)
+{
+	return "job-" + std::to_string(file.value("job", std::uint64_t{0})) + ".run-" +
+	       std::to_string(file.value("run", 0u)) + ".jobwide.json";
+}
+
+std::string what_is(HelperAnswer::Is is)
+{
+	switch (is) {
+	case HelperAnswer::Is::written:
+		return "written";
+	case HelperAnswer::Is::failed:
+		return "failed";
+	case HelperAnswer::Is::not_ended:
+		return "not ended";
+	case HelperAnswer::Is::refused:
+		return "refused";
+	case HelperAnswer::Is::no_answer:
+		return "no answer";
+	}
+	return "unknown";
+}
+
+} // namespace
+
+// A closed run whose record is being written, then its file.
+struct JobwideIo::Closing {
+	ClosedRun run;
+	std::string segment;
+	Clock::time_point until;	// asked again until then
+	Clock::duration backoff{0};
+	std::unique_ptr<asio::steady_timer> timer;
+	bool told = false;	// its first failure was logged
+};
+
+JobwideIo::JobwideIo(asio::io_context &io, Daemon &daemon, Unseal unseal)
+	: io_(io), daemon_(daemon), jobwide_(daemon.jobwide()), unseal_(std::move(unseal)), tick_timer_(io)
+{
+}
+
+JobwideIo::~JobwideIo()
+{
+	jobwide_.on_work({});
+	*alive_ = false;
+	listener_.reset();
+	workers_.join();
+}
+
+template <class Work, class Done>
+void JobwideIo::on_worker(Work work, Done done)
+{
+	asio::post(workers_, [&io = io_, alive = alive_, work = std::move(work), done = std::move(done)]() mutable {
+		auto result = work();
+		asio::post(io, [alive = std::move(alive), done = std::move(done), result = std::move(result)]() mutable {
+			if (*alive)
+				done(std::move(result));
+		});
+	});
+}
+
+void JobwideIo::start()
+{
+	jobwide_.on_work([this] { poke(); });
+	// Runs a previous daemon left waiting: those past their wait are
+	// written now, the others wait on.
+	for (ClosedRun &run : jobwide_.writer().resume(std::time(nullptr))) {
+		auto c = std::make_shared<Closing>();
+		c->run = std::move(run);
+		if (c->run.file_only || !daemon_.config().policy.report_admin_comment)
+			recorded(std::move(c));
+		else
+			write_record(std::move(c));
+	}
+	door();	// before READY=1, when it can
+	tick();
+}
+
+std::uint16_t JobwideIo::port() const
+{
+	return listener_ ? listener_->port() : 0;
+}
+
+void JobwideIo::door()
+{
+	const config::Config &cfg = daemon_.config();
+	if (!cfg.policy.report_admin_comment) {
+		if (listener_) {
+			listener_.reset();
+			GOS_LOG(log::notice, "job-wide: the door is closed: reports.admin_comment is off");
+		}
+		return;
+	}
+	if (listener_ || Clock::now() < door_again_)
+		return;
+	ListenerSettings s;
+	s.address = cfg.start.jobwide_listen;
+	s.port = cfg.start.jobwide_port;
+	std::string where = (s.address.empty() ? "every address" : s.address) + ", port " + std::to_string(s.port);
+	try {
+		listener_ = std::make_unique<JobwideListener>(
+			io_, workers_, s, jobwide_.writer(), jobwide_.nodes(), is_node_address, unseal_,
+			[this](const jobwide::Frame &f, const jobwide::Payload &p) {
+				GOS_LOG(log::notice, "job-wide: job " << p.job << ": a part from " << f.node
+								 << " came after the record was made: kept in the file only");
+				if (auto file = jobwide_.writer().file_of(p.job, p.start))
+					write_file(p.job, p.start, std::move(*file), {});
+			});
+		GOS_LOG(log::notice, "job-wide: the door listens on " << where);
+	} catch (const boost::system::system_error &e) {
+		door_again_ = Clock::now() + door_again_after;
+		GOS_LOG_LIMITED(door_log_, log::error, "job-wide: cannot listen on " << where << ": " << e.code().message()
+										 << "; nodes' parts are not taken here until it can (tried each minute)");
+	}
+}
+
+void JobwideIo::tick()
+{
+	tick_timer_.expires_after(tick_period);
+	tick_timer_.async_wait([this](const boost::system::error_code &ec) {
+		if (ec)
+			return;
+		pump();
+		tick();
+	});
+}
+
+void JobwideIo::poke()
+{
+	if (std::exchange(poked_, true))
+		return;
+	asio::post(io_, [this, alive = alive_] {
+		if (*alive)
+			pump();
+	});
+}
+
+void JobwideIo::pump()
+{
+	poked_ = false;
+	door();
+	read_nodes();
+	open_own();
+	send_due();
+	close_runs();
+}
+
+void JobwideIo::read_nodes()
+{
+	if (!daemon_.config().policy.report_admin_comment || reading_nodes_ || !jobwide_.nodes().due(Clock::now()))
+		return;
+	reading_nodes_ = true;
+	on_worker(
+		[] {
+			try {
+				return parse_node_addrs(
+					run_facts_program(slurm_facts_program_path(), {"--node-addrs"}, facts_deadline_s));
+			} catch (const std::runtime_error &e) {
+				NodeAddrs none;
+				none.unavailable = e.what();
+				return none;
+			}
+		},
+		[this](NodeAddrs reading) {
+			reading_nodes_ = false;
+			if (!reading.unavailable.empty())
+				GOS_LOG_LIMITED(nodes_log_, log::warning,
+						"job-wide: Slurm's node table was not read: " << reading.unavailable);
+			if (!reading.garbled.empty())
+				GOS_LOG(log::warning, "job-wide: " << reading.garbled.size()
+								   << " line(s) of the node table not understood, the first: "
+								   << reading.garbled.front().substr(0, 200));
+			jobwide_.nodes().take(std::move(reading), Clock::now());
+		});
+}
+
+// This node's own parts: they came from its epilog on the root socket, so
+// their sender is placed already; munged still checks the credential.
+void JobwideIo::open_own()
+{
+	for (jobwide::Frame &f : jobwide_.take_own()) {
+		on_worker(
+			[f, unseal = unseal_] {
+				return open_frame(f, {}, {}, [](const std::string &, const std::string &) { return true; },
+						  unseal);
+			},
+			[this, f = std::move(f)](Opened o) mutable {
+				if (o.again) {
+					if (jobwide_.writer().knows(f.job))
+						jobwide_.own_again(std::move(f));
+					return;
+				}
+				if (!o.refused.empty()) {
+					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was refused: "
+									     << o.refused);
+					return;
+				}
+				bool late = false;
+				jobwide::Answer a = take_frame(jobwide_.writer(), f, o.payload, late);
+				if (a.word != jobwide::Answer::Word::ok && a.word != jobwide::Answer::Word::dup)
+					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was not taken: "
+									     << (a.reason.empty() ? "busy" : a.reason));
+			});
+	}
+}
+
+void JobwideIo::send_due()
+{
+	JobwideOutbox &box = jobwide_.outbox();
+	auto now = Clock::now();
+	std::string from;
+	if (!jobwide_.self().empty() && box.held())
+		from = jobwide_.nodes().address_of(jobwide_.self()).value_or("");
+	for (const JobwideOutbox::Try &t : box.due(now)) {
+		auto addr = jobwide_.nodes().address_of(*t.node);
+		if (!addr) {
+			box.heard(t.id, t.target, Heard::busy, "Slurm's node table has no NodeAddr for " + *t.node + " yet",
+				  now);
+			continue;
+		}
+		SendTo to{*addr, daemon_.config().start.jobwide_port, from,
+			  std::chrono::duration_cast<std::chrono::milliseconds>(send_within)};
+		send_frame(io_, to, *t.frame,
+			   [this, alive = alive_, id = t.id, target = t.target](Heard heard, const std::string &why) {
+				   if (!*alive)
+					   return;
+				   jobwide_.outbox().heard(id, target, heard, why, Clock::now());
+				   poke();
+			   });
+	}
+	for (const Ended &e : box.ended()) {
+		if (e.delivered) {
+			jobwide_.counts().delivered++;
+			continue;
+		}
+		jobwide_.counts().given_up++;
+		GOS_LOG(log::error, "job-wide: job " << e.part.job << ": this node's part was not delivered to "
+						     << e.part.writer << ": " << e.why);
+	}
+}
+
+void JobwideIo::close_runs()
+{
+	for (ClosedRun &run : jobwide_.writer().due(std::time(nullptr))) {
+		auto c = std::make_shared<Closing>();
+		c->run = std::move(run);
+		if (c->run.file_only || !daemon_.config().policy.report_admin_comment) {
+			recorded(std::move(c));
+			continue;
+		}
+		c->segment = report::jobwide_segment(c->run.record);
+		c->until = Clock::now() + std::chrono::nanoseconds(daemon_.config().policy.jobwide.send_for_ns);
+		write_record(std::move(c));
+	}
+}
+
+void JobwideIo::write_record(std::shared_ptr<Closing> c)
+{
+	config::RecordHelper how = daemon_.config().policy.jobwide.record_helper;
+	on_worker(
+		[how, job = c->run.facts.job, start = c->run.facts.start, segment = c->segment] {
+			if (how == config::RecordHelper::socket)
+				return ask_record_helper(record_helper_socket, job, start, segment, helper_within);
+			// direct (the daemon is root) and none (its user is an
+			// Operator): the program runs as the daemon's own user.
+			return ask_record_helper_spawned(slurm_facts_program_path(), user_name(::geteuid()), job, start,
+							 segment, helper_within);
+		},
+		[this, c](HelperAnswer a) {
+			const report::RunFacts &f = c->run.facts;
+			using Is = HelperAnswer::Is;
+			if (a.is == Is::written) {
+				jobwide_.counts().runs_written++;
+				GOS_LOG(log::notice, "job-wide: job " << f.job << " run " << f.run << ": record written, "
+								     << c->run.record.parts << " of " << c->run.record.n
+								     << " parts, " << c->segment.size() << " bytes");
+				return recorded(c);
+			}
+			bool again = a.is != Is::refused && Clock::now() < c->until;
+			if (!again) {
+				jobwide_.counts().runs_unwritten++;
+				GOS_LOG(log::error, "job-wide: job " << f.job << " run " << f.run << ": no record written ("
+								    << what_is(a.is) << ": " << a.line
+								    << "); the job-wide file keeps every part");
+				c->segment.clear();
+				return recorded(c);
+			}
+			if (!std::exchange(c->told, true))
+				GOS_LOG(log::warning, "job-wide: job " << f.job << " run " << f.run << ": record not written yet ("
+								      << what_is(a.is) << ": " << a.line << "); asking again");
+			c->backoff = std::clamp<Clock::duration>(c->backoff * 2, record_backoff_min, record_backoff_max);
+			c->timer = std::make_unique<asio::steady_timer>(io_, c->backoff);
+			c->timer->async_wait([this, c](const boost::system::error_code &ec) {
+				if (!ec)
+					write_record(c);
+			});
+		});
+}
+
+// The record is written, or will not be: the file, then the journal goes.
+void JobwideIo::recorded(std::shared_ptr<Closing> c)
+{
+	c->run.file["field"] = c->segment;
+	write_file(c->run.facts.job, c->run.facts.start, std::move(c->run.file), c->segment);
+}
+
+void JobwideIo::write_file(std::uint64_t job, std::int64_t start, nlohmann::json file, std::optional<std::string> field)
+{
+	on_worker(
+		[dir = daemon_.config().policy.report_dir, name = file_name(file), text = file.dump(1) + "\n"] {
+			try {
+				make_dirs(dir);
+				write_file_atomically(dir + "/" + name, text, 0640);
+				return std::string();
+			} catch (const std::exception &e) {
+				return std::string(e.what());
+			}
+		},
+		[this, job, start, field = std::move(field)](std::string error) {
+			if (!error.empty()) {
+				GOS_LOG(log::error, "job-wide: job " << job << ": the job-wide file was not written (" << error
+								     << "); its journal stays, for a restart to write it");
+				return;
+			}
+			if (field)
+				jobwide_.writer().filed(job, start, *field);
+		});
+}
+
+} // namespace gos::gpud

@@ -1,0 +1,87 @@
+// The job-wide channel's I/O, on the server's event loop (docs/jobwide.md):
+// what the daemon's Jobwide state asks for, done.
+//   - The door (jobwide_listener.hpp) listens on jobwide.port while
+//     reports.admin_comment is on; a port it cannot bind is logged and
+//     tried again each minute, and the daemon serves its jobs meanwhile.
+//   - Each try the outbox names goes out with send_frame, to the target's
+//     NodeAddr, from this node's.
+//   - This node's own parts, as writer, are opened on a worker (munged
+//     blocks) and taken.
+//   - Each closed run has its record written once (the record helper, on a
+//     worker, asked again while the run's accounting record has not ended
+//     or slurmdbd cannot be reached, for at most send_for), then its
+//     job-wide file, and only then is its journal dropped.
+//   - The node table is read on a worker when it is due.
+// A one-second tick looks for what is due; new work pokes it at once.
+#pragma once
+
+#include <utility>	// before asio: Boost 1.74 needs std::exchange
+
+#include <boost/asio.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/util/rate_limit.hpp"
+#include "daemon/gpud/daemon.hpp"
+#include "daemon/gpud/jobwide_door.hpp"
+#include "daemon/gpud/jobwide_listener.hpp"
+
+namespace gos::gpud {
+
+class JobwideIo {
+public:
+	// UNSEAL decodes a credential with munged (main.cpp gives it: only the
+	// daemon's program links libmunge).
+	JobwideIo(boost::asio::io_context &io, Daemon &daemon, Unseal unseal);
+	// Closes the door and waits for the workers (each bounded by its
+	// deadline); what they bring back after is dropped.
+	~JobwideIo();
+	JobwideIo(const JobwideIo &) = delete;
+	JobwideIo &operator=(const JobwideIo &) = delete;
+
+	void start();
+	// After a reload: the door opens or closes as reports.admin_comment says.
+	void reconfigured() { door(); }
+
+	// The door's port, 0 while it is closed (tests).
+	std::uint16_t port() const;
+
+private:
+	struct Closing;	// a closed run, its record being written
+	void door();
+	void tick();
+	void pump();
+	void poke();
+	void read_nodes();
+	void open_own();
+	void send_due();
+	void close_runs();
+	void write_record(std::shared_ptr<Closing> c);
+	void recorded(std::shared_ptr<Closing> c);
+	// FIELD: the run is filed once its file is written, with the segment
+	// written (empty: none); none: a rewrite, after a late part.
+	void write_file(std::uint64_t job, std::int64_t start, nlohmann::json file, std::optional<std::string> field);
+	// Runs WORK on a worker, then DONE with its result on the loop, unless
+	// this is gone by then.
+	template <class Work, class Done>
+	void on_worker(Work work, Done done);
+
+	boost::asio::io_context &io_;
+	Daemon &daemon_;
+	Jobwide &jobwide_;
+	Unseal unseal_;
+	boost::asio::thread_pool workers_{2};
+	boost::asio::steady_timer tick_timer_;
+	std::unique_ptr<JobwideListener> listener_;
+	std::chrono::steady_clock::time_point door_again_{};	// a failed bind is tried again then
+	RateLimit door_log_{std::chrono::minutes(1)}, nodes_log_{std::chrono::minutes(10)};
+	bool reading_nodes_ = false, poked_ = false;
+	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);	// the loop's only
+};
+
+} // namespace gos::gpud

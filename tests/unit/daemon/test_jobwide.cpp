@@ -1,0 +1,147 @@
+// The epilog's JOBWIDE_PART in the daemon's job-wide state: the writer
+// expects its run and keeps its own part to open; any other node sends its
+// part on to the writer; every malformed request is refused whole, with
+// nothing held.
+#define BOOST_TEST_MODULE jobwide
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "daemon/gpud/jobwide.hpp"
+
+using namespace gos;
+using namespace gos::gpud;
+
+namespace {
+
+constexpr std::int64_t start = 1733140000;
+
+struct Fixture {
+	std::filesystem::path dir;
+	config::Config cfg;
+	std::vector<std::string> logged;
+	std::unique_ptr<Jobwide> jw;
+	int pokes = 0;
+	Fixture()
+	{
+		char tmpl[] = "/tmp/gos-jobwide-XXXXXX";
+		dir = ::mkdtemp(tmpl);
+		cfg.start.state_dir = dir;
+		jw = std::make_unique<Jobwide>(cfg, [this](const std::string &l) { logged.push_back(l); });
+		jw->on_work([this] { pokes++; });
+	}
+	~Fixture() { std::filesystem::remove_all(dir); }
+};
+
+std::string frame_of(const std::string &node, std::uint32_t job)
+{
+	jobwide::Bytes bytes;
+	BOOST_REQUIRE(!jobwide::encode_frame({jobwide::Kind::part, node, job, "MUNGE:sealed"}, bytes));
+	return std::string(bytes.begin(), bytes.end());
+}
+
+RunEnd end_of(const std::string &node, bool with_part = true)
+{
+	return {42, start, 1, 3, node, "n[1-3]", with_part ? frame_of(node, 42) : ""};
+}
+
+const auto mono = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_writer_expects_its_run_and_opens_its_own_part)
+{
+	Fixture x;
+	BOOST_TEST(!x.jw->run_end(end_of("n1"), start + 60, mono));
+	BOOST_TEST(x.jw->writer().knows(42));
+	BOOST_TEST(x.jw->writer().member(42, "n3"));
+	BOOST_TEST(x.jw->outbox().held() == 0u);
+	auto own = x.jw->take_own();
+	BOOST_TEST(own.size() == 1u);
+	BOOST_TEST(own.front().node == "n1");
+	BOOST_TEST(x.jw->take_own().empty());
+	BOOST_TEST(x.jw->self() == "n1");
+	BOOST_TEST(x.pokes == 1);
+	// The same run's end again (a second epilog call) expects nothing new.
+	BOOST_TEST(!x.jw->run_end(end_of("n1", false), start + 61, mono));
+	BOOST_TEST(x.jw->writer().runs() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(another_node_sends_its_part_to_the_writer)
+{
+	Fixture x;
+	BOOST_TEST(!x.jw->run_end(end_of("n2"), start + 60, mono));
+	BOOST_TEST(!x.jw->writer().knows(42));
+	BOOST_TEST(x.jw->take_own().empty());
+	BOOST_TEST(x.jw->outbox().held() == 1u);
+	auto tries = x.jw->outbox().due(mono);
+	BOOST_REQUIRE(tries.size() == 1u);
+	BOOST_TEST(*tries[0].node == "n1");
+	BOOST_TEST(*tries[0].frame == frame_of("n2", 42));	// forwarded unchanged
+	BOOST_TEST(x.jw->counts().queued == 1u);
+	// No part here (a job without a report on this node): nothing to send.
+	Fixture y;
+	BOOST_TEST(!y.jw->run_end(end_of("n3", false), start + 60, mono));
+	BOOST_TEST(y.jw->outbox().held() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_run_end_is_refused_with_nothing_held)
+{
+	Fixture x;
+	auto refused = [&](RunEnd e, const std::string &words) {
+		auto r = x.jw->run_end(e, start + 60, mono);
+		BOOST_TEST_INFO("expected a refusal with: " << words);
+		BOOST_REQUIRE(r.has_value());
+		BOOST_TEST(r->status == -EINVAL);
+		BOOST_TEST(r->why.find(words) != std::string::npos, r->why);
+	};
+	RunEnd e = end_of("n2");
+	e.job = 0;
+	refused(e, "job id");
+	e = end_of("n2");
+	e.job = 1ULL << 32;
+	refused(e, "job id");
+	e = end_of("n2");
+	e.start = 0;
+	refused(e, "start");
+	e = end_of("n2");
+	e.num_nodes = 0;
+	refused(e, "number of nodes");
+	e = end_of("n2");
+	e.node = "n2;rm";
+	refused(e, "SLURMD_NODENAME");
+	e = end_of("n2");
+	e.nodelist = "n[1-3";
+	refused(e, "SLURM_NODELIST");
+	e = end_of("n4");
+	refused(e, "not in SLURM_NODELIST");
+	e = end_of("n2");
+	e.frame = "GOSJ-not-a-frame";
+	refused(e, "frame does not read");
+	e = end_of("n2");
+	e.frame = frame_of("n3", 42);	// another node's part
+	refused(e, "names node n3");
+	e = end_of("n2");
+	e.frame = frame_of("n2", 43);	// another job's
+	refused(e, "job 43");
+	BOOST_TEST(x.jw->outbox().held() == 0u);
+	BOOST_TEST(x.jw->writer().runs() == 0u);
+	BOOST_TEST(x.jw->take_own().empty());
+	BOOST_TEST(x.pokes == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_outbox_and_own_parts_are_bounded)
+{
+	Fixture x;
+	for (std::uint64_t job = 1; job <= 1024; job++) {
+		RunEnd e{job, start, 0, 2, "n2", "n[1-2]", frame_of("n2", static_cast<std::uint32_t>(job))};
+		BOOST_REQUIRE(!x.jw->run_end(e, start + 60, mono));
+	}
+	RunEnd e{1025, start, 0, 2, "n2", "n[1-2]", frame_of("n2", 1025)};
+	auto r = x.jw->run_end(e, start + 60, mono);
+	BOOST_REQUIRE(r.has_value());
+	BOOST_TEST(r->status == -EBUSY);
+	BOOST_TEST(x.jw->outbox().held() == 1024u);
+}
