@@ -239,7 +239,12 @@ void JobwideListener::State::accept()
 		boost::system::error_code ep_ec;
 		tcp::endpoint remote = sock.remote_endpoint(ep_ec);
 		if (!ep_ec) {
-			std::string peer = remote.address().to_string();
+			// An IPv4 peer on the dual-stack socket is counted and
+			// logged as its IPv4 address, as on a socket of its own.
+			asio::ip::address from = remote.address();
+			if (from.is_v6() && from.to_v6().is_v4_mapped())
+				from = asio::ip::make_address_v4(asio::ip::v4_mapped, from.to_v6());
+			std::string peer = from.to_string();
 			DoorAdmit admit = self->limits.connect(peer, DoorLimits::Clock::now());
 			auto door = std::make_shared<Door>(self, std::move(sock), peer, admit == DoorAdmit::ok);
 			if (admit == DoorAdmit::ok)

@@ -94,6 +94,13 @@ std::optional<std::string> NodeTable::address_of(const std::string &node)
 	return std::nullopt;
 }
 
+void NodeTable::mismatch()
+{
+	wanted_ = true;
+	if (!tried_)
+		next_ = std::min(next_, Clock::now());
+}
+
 bool NodeTable::due(Clock::time_point now) const
 {
 	return wanted_ && now >= next_;
@@ -101,6 +108,7 @@ bool NodeTable::due(Clock::time_point now) const
 
 void NodeTable::take(NodeAddrs reading, Clock::time_point now)
 {
+	tried_ = true;
 	if (reading.addr.empty()) {
 		next_ = now + std::min(again_after_, retry_failed);
 		return;		// the last good table stands, and a reading is still wanted

@@ -3,9 +3,9 @@
 // is decoded (docs/jobwide.md, "The channel", check 3). It is read with
 // `gpuoversub-slurm-facts --node-addrs` (one slurm_load_node): once after
 // the daemon starts, at a random point of the first minute so that a
-// cluster's daemons started together do not ask together, and again when
-// a sender names a node it lacks or whose address differs, at most once
-// per ten minutes. Between readings the last good one stands.
+// cluster's daemons started together do not ask together (or at once, when
+// a part needs it first), and again when a sender names a node it lacks or
+// whose address differs, at most once per ten minutes. Between readings the last good one stands.
 #pragma once
 
 #include <chrono>
@@ -46,8 +46,9 @@ public:
 	// such node) asks for a reading, which comes no sooner than
 	// again_after from the last.
 	std::optional<std::string> address_of(const std::string &node);
-	// A sender's address was not its node's: as a miss.
-	void mismatch() { wanted_ = true; }
+	// A sender's address was not its node's: as a miss. Before the
+	// first reading, a miss brings it forward to now: a part is waiting.
+	void mismatch();
 
 	// Whether a reading is due now; the caller then reads and calls take().
 	bool due(Clock::time_point now) const;
@@ -61,6 +62,7 @@ private:
 	Clock::duration again_after_;
 	Clock::time_point next_;	// the first reading, or the earliest next one
 	bool wanted_ = true;	// a reading is asked for (the first, or a miss)
+	bool tried_ = false;	// a reading was taken, with addresses or not
 };
 
 } // namespace gos::gpud

@@ -6,7 +6,8 @@
 # epilog writing its part of AdminComment, to race several at once;
 # gos_hostlist the hostlist code, to check against scontrol; gos_munge the
 # MUNGE wrapper, against the Slurm tests' munged; gos_record_request
-# gpuoversubd's request to the record helper.
+# gpuoversubd's request to the record helper; gos_jobwide_send a node's
+# sealed part, to its daemon as the epilog sends it or straight to a door.
 GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
@@ -15,6 +16,7 @@ GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
 GOS_HOSTLIST := $(BUILD)/tests/tools/gos_hostlist
 GOS_RECORD_REQUEST := $(BUILD)/tests/tools/gos_record_request
 GOS_MUNGE := $(BUILD)/tests/tools/gos_munge
+GOS_JOBWIDE_SEND := $(BUILD)/tests/tools/gos_jobwide_send
 
 # Static, so that the QEMU guest runs it as it is; never sanitized.
 $(GOS_REGISTER): SAN :=
@@ -49,4 +51,8 @@ $(GOS_RECORD_REQUEST): $(BUILD)/tests/tools/gos_record_request.o $(BUILD)/daemon
 $(GOS_MUNGE): $(BUILD)/tests/tools/gos_munge.o $(MUNGE_OBJ)
 	$(CXX_LINK) $^ -o $@ $(MUNGE_LIBS)
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_MUNGE) $(GOS_RECORD_REQUEST)
+$(GOS_JOBWIDE_SEND): $(BUILD)/tests/tools/gos_jobwide_send.o $(MUNGE_OBJ) $(LIBS)
+	$(CXX_LINK) $^ -o $@ $(MUNGE_LIBS) $(SYSLIBS)
+
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_MUNGE) $(GOS_RECORD_REQUEST) \
+	$(GOS_JOBWIDE_SEND)

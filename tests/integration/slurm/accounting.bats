@@ -40,6 +40,14 @@ setup() {
 	[ -S "$GOS_SOCK" ] || gos_daemon_start
 }
 
+# A test that changed the daemon's policy leaves it as it found it.
+teardown() {
+	[ -e "$GOS_DIR/gpuoversub.yaml.before" ] || return 0
+	mv "$GOS_DIR/gpuoversub.yaml.before" "$GOS_DIR/gpuoversub.yaml"
+	gos_daemon_stop
+	gos_daemon_start
+}
+
 ctl() { "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" "$@"; }
 
 # A job of N buffers of 32 MiB, held until the test releases it, then checked.
@@ -275,6 +283,58 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "addr node1 127.0.0.1" ]
+}
+
+# Issue 30, step 6: gpuoversubd writes the job-wide record of a run it
+# writes. The epilog's JOBWIDE_PART names node1 its writer; node1's part,
+# sealed by root with munged, comes to the door over TCP from node1's
+# NodeAddr (slurmctld's node table); the run is then complete, and its record
+# goes into the run's accounting record through the facts program (root:
+# record_helper direct). A part sealed by a user, and one from a node outside
+# the run, are refused and logged.
+@test "the writer's door takes a node's sealed part and writes the run's record into accounting" {
+	local port part s yaml=$GOS_DIR/gpuoversub.yaml send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	port=$(slurm_free_port)
+	cp "$yaml" "$GOS_DIR/gpuoversub.yaml.before"
+	sed -i 's/admin_comment: false/admin_comment: true/' "$yaml"
+	printf 'jobwide: {port: %s, wait: 30s, record_helper: direct, munge_socket: %s}\n' "$port" "$GOS_MUNGE_SOCK" >>"$yaml"
+	gos_daemon_stop
+	gos_daemon_start
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
+	job_completed "$id"
+	s=$(start_of "$id")
+	local log_from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
+	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 1 node1 node1 -
+	echo "$output"
+	[ "$status" -eq 0 ] && [ "$output" = ok ]
+	part='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":33554432,"peak_host":0,"evicted":7,"returned":7,"oversub_s":1.5,"p99_us":20,"end":""}'
+	door() { "$send" door 127.0.0.1 "$port" - "$GOS_MUNGE_SOCK" "$id" 0 "$s" "$@"; }
+	# Busy until the daemon has read slurmctld's node table, which a part asks for.
+	wait_until 60 eval '[ "$(door node1 node1 "$part")" = taken ]' || {
+		door node1 node1 "$part"; tail -n 20 "$GOS_DIR/log/gpuoversubd.log"; false; }
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups "$send" door 127.0.0.1 "$port" - "$GOS_MUNGE_SOCK" \
+		"$id" 0 "$s" node1 node1 "$part"
+	echo "$output"
+	[ "$output" = "refused: not_root" ]
+	run door node9 node1 "${part/node1/node9}"
+	echo "$output"
+	[ "$output" = "refused: not_member" ]
+	local file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
+	wait_until 60 eval "sacct -j $id -X -n -P -o AdminComment | grep -qF '\"gos\":3'"
+	wait_until 30 test -s "$file"
+	cat "$file"
+	sacct -j "$id" -X -n -P -o AdminComment
+	sacct -j "$id" -X -n -P -o AdminComment | python3 -c '
+import json, sys
+line, file = sys.stdin.read().strip(), json.load(open(sys.argv[1]))
+ours = json.loads(line[line.index("gpuoversub=") + 11:])
+assert ours["gos"] == 3 and ours["n"] == 1 and ours["parts"] == 1 and ours["writer"] == "node1", ours
+assert ours["sum"]["evicted"] == 7 and ours["missing"] == "", ours
+assert [p["node"] for p in file["parts"]] == ["node1"] and file["missing"] == [], file
+assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)' "$file"
+	logged_since "$log_from" "job-wide door: not_root from 127.0.0.1 claiming node node1 for job $id"
+	logged_since "$log_from" "job-wide door: not_member from 127.0.0.1 claiming node node9 for job $id"
+	logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts"
 }
 
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {

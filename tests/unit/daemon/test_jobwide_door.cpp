@@ -111,6 +111,19 @@ BOOST_AUTO_TEST_CASE(the_table_is_read_first_after_its_delay_then_on_a_miss_at_m
 	BOOST_TEST(table.due(t + 31min));
 }
 
+BOOST_AUTO_TEST_CASE(a_miss_before_the_first_reading_asks_for_it_at_once)
+{
+	auto t = Clock::now();
+	NodeTable table(t, 50s, 10min);
+	BOOST_TEST(!table.due(Clock::now()));
+	BOOST_TEST(!table.address_of("n1"));	// a part came for n1
+	BOOST_TEST(table.due(Clock::now()));
+	// Slurm could not be asked: again within a minute, not at each miss.
+	table.take(parse_node_addrs("unavailable nodes down\n"), Clock::now());
+	BOOST_TEST(!table.address_of("n1"));
+	BOOST_TEST(!table.due(Clock::now()));
+}
+
 BOOST_AUTO_TEST_CASE(a_peer_is_its_nodes_address_or_not)
 {
 	BOOST_TEST(is_node_address("10.0.0.1", "10.0.0.1"));

@@ -1,0 +1,150 @@
+// A node's side of the job-wide channel from the shell, through the real
+// code: the payload sealed with munged (as whoever runs this), the frame
+// encoded, and then
+//   gos_jobwide_send end SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART|-
+//       the epilog's JOBWIDE_PART to the daemon at SOCKET (root's socket
+//       when run as root), with the part sealed (none for "-"); prints
+//       "ok" or the daemon's error, exit 0 or 1;
+//   gos_jobwide_send door HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
+//       the sealed frame straight to a door with send_frame, from address
+//       FROM ("-": any); prints what it heard ("taken", "busy: WHY",
+//       "refused: REASON"), exit 0.
+// PART is a node's part as JSON; WRITERS the writer and successor, with a
+// comma.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/jobwide/frame.hpp"
+#include "common/proto/client.hpp"
+#include "common/util/munge.hpp"
+#include "daemon/gpud/jobwide_sender.hpp"
+
+using namespace gos;
+
+namespace {
+
+constexpr int ttl_s = 660;	// send_for and a minute
+
+[[noreturn]] void fail(const std::string &why)
+{
+	std::fprintf(stderr, "gos_jobwide_send: %s\n", why.c_str());
+	std::exit(2);
+}
+
+std::uint64_t number(const char *text)
+{
+	char *end = nullptr;
+	unsigned long long v = std::strtoull(text, &end, 10);
+	if (!*text || *end)
+		fail(std::string("not a number: ") + text);
+	return v;
+}
+
+std::string frame_of(const std::string &munge_socket, const jobwide::Payload &p)
+{
+	std::string text, credential;
+	if (auto why = jobwide::encode_payload(p, text))
+		fail("payload: " + *why);
+	if (auto why = munge::encode(text, ttl_s, munge_socket, credential))
+		fail("munge: " + *why);
+	jobwide::Bytes bytes;
+	if (auto why = jobwide::encode_frame({jobwide::Kind::part, p.node, p.job, credential}, bytes))
+		fail("frame: " + *why);
+	return std::string(bytes.begin(), bytes.end());
+}
+
+std::vector<std::string> split(const std::string &s)
+{
+	std::vector<std::string> out;
+	for (std::size_t at = 0;;) {
+		std::size_t comma = s.find(',', at);
+		out.push_back(s.substr(at, comma - at));
+		if (comma == std::string::npos)
+			return out;
+		at = comma + 1;
+	}
+}
+
+int end_of_run(char **a)
+{
+	// SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART
+	jobwide::Payload p;
+	p.job = static_cast<std::uint32_t>(number(a[2]));
+	p.run = static_cast<std::uint32_t>(number(a[3]));
+	p.start = static_cast<std::int64_t>(number(a[4]));
+	p.node = a[6];
+	std::string nodelist = a[7], part = a[8];
+	gos_req_jobwide head{};
+	head.job_id = p.job;
+	head.start = p.start;
+	head.run = p.run;
+	head.num_nodes = static_cast<__u32>(number(a[5]));
+	// NUL-padded; a name of all 64 bytes fills it (too long: the daemon
+	// sees it cut, and refuses it as not the frame's node).
+	std::memcpy(head.node, a[6], std::min(std::strlen(a[6]), sizeof head.node));
+	std::string frame;
+	if (part != "-") {
+		p.writers = {nodelist.substr(0, nodelist.find_first_of(",["))};
+		p.part = part;
+		frame = frame_of(a[1], p);
+	}
+	head.nodelist_len = static_cast<__u32>(nodelist.size());
+	head.frame_len = static_cast<__u32>(frame.size());
+	std::string bytes = nodelist + frame;
+	proto::Client c(a[0], proto::Client::Path::privileged);
+	proto::Reply r = c.jobwide_part(head, reinterpret_cast<const __u8 *>(bytes.data()), bytes.size());
+	if (r.status) {
+		std::printf("%s\n", r.error.c_str());
+		return 1;
+	}
+	std::printf("ok\n");
+	return 0;
+}
+
+int to_door(char **a)
+{
+	// HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
+	jobwide::Payload p;
+	p.job = static_cast<std::uint32_t>(number(a[4]));
+	p.run = static_cast<std::uint32_t>(number(a[5]));
+	p.start = static_cast<std::int64_t>(number(a[6]));
+	p.node = a[7];
+	p.writers = split(a[8]);
+	p.part = a[9];
+	std::string frame = frame_of(a[3], p);
+	boost::asio::io_context io;
+	gpud::SendTo to{a[0], static_cast<std::uint16_t>(number(a[1])), std::strcmp(a[2], "-") ? a[2] : "",
+			std::chrono::milliseconds(10000)};
+	gpud::send_frame(io, to, frame, [](gpud::Heard heard, const std::string &why) {
+		switch (heard) {
+		case gpud::Heard::taken:
+			std::printf("taken\n");
+			break;
+		case gpud::Heard::busy:
+			std::printf("busy: %s\n", why.c_str());
+			break;
+		case gpud::Heard::refused:
+			std::printf("refused: %s\n", why.c_str());
+			break;
+		}
+	});
+	io.run();
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc == 11 && std::strcmp(argv[1], "end") == 0)
+		return end_of_run(argv + 2);
+	if (argc == 12 && std::strcmp(argv[1], "door") == 0)
+		return to_door(argv + 2);
+	std::fprintf(stderr, "usage: gos_jobwide_send end SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART|-\n"
+			     "       gos_jobwide_send door HOST PORT FROM|- MUNGE JOB RUN START NODE WRITERS PART\n");
+	return 2;
+}
