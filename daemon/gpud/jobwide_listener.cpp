@@ -260,6 +260,8 @@ void JobwideListener::State::count(const std::string &reason, const std::string 
 				   std::uint32_t job)
 {
 	refused[reason]++;
+	if (job && !reason.starts_with("busy_"))
+		writer.refused(job, {node, peer, reason});
 	auto it = logged.try_emplace(reason, std::chrono::minutes(1)).first;
 	// Busy is the door at work (parts before the writer's epilog, a burst):
 	// info; a refusal is someone's mistake or attack: notice.

@@ -111,6 +111,13 @@ bool JobwideWriter::member(std::uint64_t job, const std::string &node) const
 	return std::any_of(first, last, [&](const auto &r) { return r.second.run->has(node); });
 }
 
+void JobwideWriter::refused(std::uint64_t job, PartRefusal refusal)
+{
+	auto [first, last] = runs_of(job);
+	if (first != last)
+		std::prev(last)->second.run->refused(std::move(refusal));	// runs_of is const; the runs are ours
+}
+
 WriterTook JobwideWriter::take(std::uint64_t job, std::int64_t start, const report::NodePart &part,
 			       const nlohmann::json &sent)
 {

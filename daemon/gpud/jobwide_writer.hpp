@@ -80,6 +80,10 @@ public:
 	// door's membership check (check 2), before the credential is decoded.
 	bool member(std::uint64_t job, const std::string &node) const;
 
+	// A frame for JOB the door refused, for the job-wide file of the
+	// job's newest run here (a refused frame's run is not known).
+	void refused(std::uint64_t job, PartRefusal refusal);
+
 	// A part of run (JOB, START) that passed the door, as sent.
 	WriterTook take(std::uint64_t job, std::int64_t start, const report::NodePart &part, const nlohmann::json &sent);
 

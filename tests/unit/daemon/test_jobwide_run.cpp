@@ -222,6 +222,8 @@ BOOST_AUTO_TEST_CASE(the_writer_closes_a_run_when_all_parts_are_in_or_at_its_dea
 	BOOST_TEST(name_of(x.w.take(1, start, part("n1"), sent(part("n1")))) == "kept");
 	BOOST_TEST(name_of(x.w.take(1, start + 1, part("n1"), sent(part("n1")))) == "unknown_run");
 	BOOST_TEST(name_of(x.w.take(1, start, part("n9"), sent(part("n9")))) == "not_in_run");
+	x.w.refused(1, {"n9", "10.0.0.9", "not_member"});	// the door's, for the file
+	x.w.refused(7, {"n1", "10.0.0.1", "not_root"});	// a job not held here: nowhere
 	BOOST_TEST(x.w.due(t + 10).empty());
 	BOOST_TEST(name_of(x.w.take(1, start, part("n2", 3), sent(part("n2", 3)))) == "kept");
 	std::vector<ClosedRun> closed = x.w.due(t + 11);	// job 1 is complete
@@ -229,6 +231,8 @@ BOOST_AUTO_TEST_CASE(the_writer_closes_a_run_when_all_parts_are_in_or_at_its_dea
 	BOOST_TEST(closed[0].facts.job == 1u);
 	BOOST_TEST(closed[0].record.parts == 2u);
 	BOOST_TEST(!closed[0].file_only);
+	BOOST_TEST(closed[0].file["refused"].size() == 1u);
+	BOOST_TEST(closed[0].file["refused"][0]["reason"] == "not_member");
 	BOOST_TEST(std::filesystem::exists(journal_path(x.dir.path, 1, start)));	// until filed
 	x.w.filed(1, start, "gpuoversub={}");
 	BOOST_TEST(!std::filesystem::exists(journal_path(x.dir.path, 1, start)));
