@@ -91,9 +91,9 @@ private:
 	UnresponsiveWatch unresponsive_;
 	std::unique_ptr<EngineSite> engine_site_;	// chosen once, by the engine
 	Views views_;
+	Jobwide jobwide_;	// before the exporter, which reads its counts
 	Exporter exporter_;
 	OutsideUse outside_;
-	Jobwide jobwide_;
 	SlurmHandlers slurm_;
 	AgentHandlers agent_;
 	QueryHandlers query_;

@@ -86,6 +86,34 @@ struct NodeRow {
 
 } // namespace
 
+// The job-wide channel's (docs/jobwide.md): what this node sent as a
+// run's node, and what its door and its writing did as a run's writer.
+void Exporter::write_jobwide(std::ostream &m) const
+{
+	const JobwideCounts &c = jobwide_;
+	auto value = [](const NodeRow &r) { return number(r.value); };
+	const Family<NodeRow> plain[] = {
+		{"gpuoversub_jobwide_run_ends_total", "counter", "Run ends this node's epilog reported (JOBWIDE_PART).", value},
+		{"gpuoversub_jobwide_parts_delivered_total", "counter", "This node's parts its runs' writers took.", value},
+		{"gpuoversub_jobwide_parts_given_up_total", "counter", "This node's parts no writer took within "
+		 "jobwide.send_for, or that were refused.", value},
+		{"gpuoversub_jobwide_parts_taken_total", "counter", "Other nodes' parts this node's door took as their "
+		 "run's writer.", value},
+		{"gpuoversub_jobwide_records_written_total", "counter", "Runs whose job-wide record this node wrote into "
+		 "Slurm's accounting.", value},
+		{"gpuoversub_jobwide_records_unwritten_total", "counter", "Runs whose record could not be written (the "
+		 "job-wide file keeps every part).", value},
+	};
+	const std::uint64_t values[] = {c.run_ends, c.delivered, c.given_up, c.door.taken, c.runs_written, c.runs_unwritten};
+	for (std::size_t i = 0; i < std::size(plain); i++)
+		write_family<NodeRow>(m, plain[i], {{"", values[i]}});
+	std::vector<NodeRow> refused;
+	for (const auto &[reason, n] : c.door.refused)
+		refused.push_back({"{reason=\"" + reason + "\"}", n});
+	write_family<NodeRow>(m, {"gpuoversub_jobwide_refused_total", "counter", "Frames this node's door refused "
+				  "(or answered busy, as busy_*), by reason.", value}, refused);
+}
+
 void Exporter::write()
 {
 	if (cfg_.policy.exporter_textfile.empty())
@@ -117,6 +145,7 @@ void Exporter::write()
 				  node_value}, {{"", host}});
 	write_family<NodeRow>(m, {"gpuoversub_node_host_spill_limit_bytes", "gauge", "The most host RAM evictions "
 				  "may use on the node; 0 for no limit.", node_value}, {{"", enforces_spill_limit_ ? cfg_.policy.host_spill_limit : 0}});
+	write_jobwide(m);
 	try {
 		write_file_atomically(cfg_.policy.exporter_textfile, m.str(), 0644);
 	} catch (const std::exception &e) {

@@ -16,6 +16,7 @@
 #include "common/config/config.hpp"
 #include "common/jobwide/frame.hpp"
 #include "daemon/gpud/answer.hpp"
+#include "daemon/gpud/jobwide_listener.hpp"
 #include "daemon/gpud/jobwide_outbox.hpp"
 #include "daemon/gpud/jobwide_writer.hpp"
 #include "daemon/gpud/node_table.hpp"
@@ -39,6 +40,7 @@ struct JobwideCounts {
 	std::uint64_t delivered = 0, given_up = 0;	// parts whose sending ended
 	std::uint64_t runs_written = 0;	// runs whose record went to the helper and was written
 	std::uint64_t runs_unwritten = 0;	// runs whose record could not be written (the file stands)
+	DoorCounts door;
 };
 
 class Jobwide {

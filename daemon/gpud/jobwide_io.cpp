@@ -136,7 +136,8 @@ void JobwideIo::door()
 								 << " came after the record was made: kept in the file only");
 				if (auto file = jobwide_.writer().file_of(p.job, p.start))
 					write_file(p.job, p.start, std::move(*file), {});
-			});
+			},
+			jobwide_.counts().door);
 		GOS_LOG(log::notice, "job-wide: the door listens on " << where);
 	} catch (const boost::system::system_error &e) {
 		door_again_ = Clock::now() + door_again_after;

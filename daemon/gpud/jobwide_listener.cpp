@@ -22,9 +22,9 @@ constexpr auto accept_backoff = std::chrono::milliseconds(200);
 // loop's; the workers see only the two checks, copied.
 struct JobwideListener::State : std::enable_shared_from_this<State> {
 	State(asio::io_context &io, asio::thread_pool &w, ListenerSettings s, JobwideWriter &wr, NodeTable &n,
-	      SameAddress same, Unseal un, Late l)
+	      SameAddress same, Unseal un, Late l, DoorCounts &c)
 		: workers(w), settings(std::move(s)), writer(wr), nodes(n), same_address(std::move(same)),
-		  unseal(std::move(un)), late(std::move(l)), limits(settings.limits), acceptor(io), accept_timer(io)
+		  unseal(std::move(un)), late(std::move(l)), counts(c), limits(settings.limits), acceptor(io), accept_timer(io)
 	{
 	}
 	void accept();
@@ -37,13 +37,12 @@ struct JobwideListener::State : std::enable_shared_from_this<State> {
 	SameAddress same_address;
 	Unseal unseal;
 	Late late;
+	DoorCounts &counts;
 	DoorLimits limits;
 	tcp::acceptor acceptor;
 	asio::steady_timer accept_timer;
 	RateLimit accept_log{std::chrono::minutes(1)};
-	std::map<std::string, std::uint64_t> refused;
 	std::map<std::string, RateLimit> logged;	// by reason: a fixed set
-	std::uint64_t taken = 0;
 	std::set<Door *> open;	// to close when the listener goes
 	bool closed = false;	// the listener is gone: results are dropped
 };
@@ -159,7 +158,7 @@ private:
 		if (a.word == jobwide::Answer::Word::busy)
 			return busy("unknown_run");
 		if (a.word == jobwide::Answer::Word::ok) {
-			s_->taken++;
+			s_->counts.taken++;
 			if (late && s_->late)
 				s_->late(frame_, o.payload);
 		}
@@ -177,9 +176,10 @@ private:
 };
 
 JobwideListener::JobwideListener(asio::io_context &io, asio::thread_pool &workers, ListenerSettings settings,
-				 JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late)
+				 JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late,
+				 DoorCounts &counts)
 	: state_(std::make_shared<State>(io, workers, std::move(settings), writer, nodes, std::move(same_address),
-					 std::move(unseal), std::move(late)))
+					 std::move(unseal), std::move(late), counts))
 {
 	State &s = *state_;
 	tcp::endpoint at = s.settings.address.empty()
@@ -212,12 +212,12 @@ std::uint16_t JobwideListener::port() const
 
 const std::map<std::string, std::uint64_t> &JobwideListener::refused() const
 {
-	return state_->refused;
+	return state_->counts.refused;
 }
 
 std::uint64_t JobwideListener::taken() const
 {
-	return state_->taken;
+	return state_->counts.taken;
 }
 
 void JobwideListener::State::accept()
@@ -259,7 +259,7 @@ void JobwideListener::State::accept()
 void JobwideListener::State::count(const std::string &reason, const std::string &peer, const std::string &node,
 				   std::uint32_t job)
 {
-	refused[reason]++;
+	counts.refused[reason]++;
 	if (job && !reason.starts_with("busy_"))
 		writer.refused(job, {node, peer, reason});
 	auto it = logged.try_emplace(reason, std::chrono::minutes(1)).first;

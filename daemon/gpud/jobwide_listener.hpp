@@ -36,6 +36,13 @@ struct ListenerSettings {
 	std::chrono::milliseconds frame_within{5000};
 };
 
+// What the door counts, kept by its owner: a listener closed and opened
+// again (a reload) counts on, as the exporter's counters must.
+struct DoorCounts {
+	std::map<std::string, std::uint64_t> refused;	// by reason, busy answers as "busy_*"
+	std::uint64_t taken = 0;	// parts answered ok
+};
+
 class JobwideListener {
 public:
 	// A part that reached its run after the record was made.
@@ -44,9 +51,11 @@ public:
 	// Binds and listens; throws boost::system::system_error when it cannot.
 	// WORKERS runs open_frame; SAME_ADDRESS and UNSEAL are its checks 3
 	// and 4 (is_node_address and munge::decode in the daemon). The writer
-	// and the node table must outlive the event loop's last handler.
+	// and the node table must outlive the event loop's last handler, and
+	// COUNTS the listener.
 	JobwideListener(boost::asio::io_context &io, boost::asio::thread_pool &workers, ListenerSettings settings,
-			JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late);
+			JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late,
+			DoorCounts &counts);
 	// Stops accepting and closes the open connections; what is in flight
 	// on a worker is dropped when it comes back.
 	~JobwideListener();

@@ -27,6 +27,10 @@ teardown() {
 	run promtool check metrics <"$PROM"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+	# The job-wide channel's counters are there from the start, at 0.
+	grep -qx 'gpuoversub_jobwide_run_ends_total 0' "$PROM"
+	grep -qx 'gpuoversub_jobwide_records_written_total 0' "$PROM"
+	grep -qx '# TYPE gpuoversub_jobwide_refused_total counter' "$PROM"
 }
 
 @test "the example alert rules are valid, fire as their unit test says, and use only metrics the daemon exports" {

@@ -34,6 +34,7 @@ struct Channel {
 	NodeTable nodes{std::chrono::steady_clock::now(), 0s, 10min};
 	munge::Decoded verdict;	// what "munged" says of every credential
 	std::chrono::milliseconds unseal_takes{0};	// and how long it takes to say it
+	DoorCounts counts;
 	std::unique_ptr<JobwideListener> door;	// on the heap: ASan sees a connection that outlives it
 
 	Channel() : dir(make_dir()), writer({.state_dir = dir.string()}, [](const std::string &) {})
@@ -58,7 +59,7 @@ struct Channel {
 								 std::this_thread::sleep_for(unseal_takes);
 								 return verdict;
 							 },
-							 nullptr);
+							 nullptr, counts);
 	}
 	~Channel()
 	{
