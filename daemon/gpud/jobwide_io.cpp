@@ -216,7 +216,7 @@ void JobwideIo::open_own()
 				return open_frame(f, {}, {}, [](const std::string &, const std::string &) { return true; },
 						  unseal);
 			},
-			[this, f = std::move(f)](Opened o) mutable {
+			[this, f](Opened o) mutable {	// copies both: the two lambdas are made in no set order
 				if (o.again) {
 					if (jobwide_.writer().knows(f.job))
 						jobwide_.own_again(std::move(f));
