@@ -339,7 +339,7 @@ int node_addrs()
 		return 0;
 	}
 	node_info_msg_t *msg = nullptr;
-	if (slurm_load_node(0, &msg, SHOW_ALL) != SLURM_SUCCESS || !msg) {
+	if (slurm_load_node(0, &msg, SHOW_ALL | SHOW_FUTURE) != SLURM_SUCCESS || !msg) {
 		std::printf("unavailable nodes slurmctld: %s\n", last_error().c_str());
 	} else {
 		for (std::uint32_t i = 0; i < msg->record_count; i++) {

@@ -14,7 +14,10 @@ setup_file() {
 	# Slurm runs jobs of two partitions that both allow oversubscription on
 	# one node only one partition at a time: prio does not allow it, and its
 	# jobs start first.
-	export GOS_SLURM_CONF_EXTRA="PartitionName=prio Nodes=node1 MaxTime=INFINITE State=UP OverSubscribe=NO PriorityJobFactor=3"
+	# node2 is a second node only to the job-wide channel: slurmctld gives its
+	# NodeAddr (FUTURE: it never runs a job), and a second gpuoversubd plays it.
+	export GOS_SLURM_CONF_EXTRA="PartitionName=prio Nodes=node1 MaxTime=INFINITE State=UP OverSubscribe=NO PriorityJobFactor=3
+NodeName=node2 NodeHostname=localhost NodeAddr=127.0.0.2 CPUs=1 RealMemory=100 State=FUTURE"
 	dir=$(mktemp -d /tmp/gos-acct-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
 	{ sacctmgr -i add account acct1 &&
@@ -42,6 +45,9 @@ setup() {
 
 # A test that changed the daemon's policy leaves it as it found it.
 teardown() {
+	local pid
+	pid=$(cat "$GOS_DIR/node2/pid" 2>/dev/null) && kill_pids "$pid"
+	rm -rf "$GOS_DIR/node2"
 	[ -e "$GOS_DIR/gpuoversub.yaml.before" ] || return 0
 	mv "$GOS_DIR/gpuoversub.yaml.before" "$GOS_DIR/gpuoversub.yaml"
 	gos_daemon_stop
@@ -277,12 +283,37 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 }
 
 # Issue 30, step 4: the nodes' addresses, for the job-wide door's check of
-# a sender, as slurm.conf gives them to slurmctld.
+# a sender, as slurm.conf gives them to slurmctld: FUTURE nodes too (the
+# benchmark's simulated senders are), which slurm_load_node shows only
+# when asked.
 @test "gpuoversub-slurm-facts --node-addrs gives each node's NodeAddr" {
 	run "$GOS_BUILD/libexec/gpuoversub/gpuoversub-slurm-facts" --node-addrs
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = "addr node1 127.0.0.1" ]
+	[ "$output" = $'addr node1 127.0.0.1\naddr node2 127.0.0.2' ]
+}
+
+# node1's daemon with the job-wide door on port $1 of 127.0.0.1, writing
+# records itself (it is root); the policy is put back by teardown.
+node1_writes() {
+	local yaml=$GOS_DIR/gpuoversub.yaml
+	cp "$yaml" "$GOS_DIR/gpuoversub.yaml.before"
+	sed -i 's/admin_comment: false/admin_comment: true/' "$yaml"
+	printf 'jobwide: {port: %s, listen: 127.0.0.1, wait: 30s, record_helper: direct, munge_socket: %s}\n' \
+		"$1" "$GOS_MUNGE_SOCK" >>"$yaml"
+	gos_daemon_stop
+	gos_daemon_start
+}
+
+# A second gpuoversubd, node2's, on 127.0.0.2 and the same port $1.
+node2_up() {
+	local d=$GOS_DIR/node2
+	mkdir -p "$d"
+	gos_policy "$d/s.sock" "$d/state" "$d/reports" true 0000:18:00.0 >"$d/p.yaml"
+	printf 'jobwide: {port: %s, listen: 127.0.0.2, munge_socket: %s}\n' "$1" "$GOS_MUNGE_SOCK" >>"$d/p.yaml"
+	"${detached[@]}" "$GOS_BUILD/sbin/gpuoversubd" -c "$d/p.yaml" </dev/null >/dev/null 2>>"$d/log" &
+	echo $! >"$d/pid"
+	wait_until 30 test -S "$d/s.sock" || { cat "$d/log"; return 1; }
 }
 
 # Issue 30, step 6: gpuoversubd writes the job-wide record of a run it
@@ -293,13 +324,9 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 # record_helper direct). A part sealed by a user, and one from a node outside
 # the run, are refused and logged.
 @test "the writer's door takes a node's sealed part and writes the run's record into accounting" {
-	local port part s yaml=$GOS_DIR/gpuoversub.yaml send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	local port part s send=$GOS_BUILD/tests/tools/gos_jobwide_send
 	port=$(slurm_free_port)
-	cp "$yaml" "$GOS_DIR/gpuoversub.yaml.before"
-	sed -i 's/admin_comment: false/admin_comment: true/' "$yaml"
-	printf 'jobwide: {port: %s, wait: 30s, record_helper: direct, munge_socket: %s}\n' "$port" "$GOS_MUNGE_SOCK" >>"$yaml"
-	gos_daemon_stop
-	gos_daemon_start
+	node1_writes "$port"
 	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
 	job_completed "$id"
 	s=$(start_of "$id")
@@ -335,6 +362,39 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 	logged_since "$log_from" "job-wide door: not_root from 127.0.0.1 claiming node node1 for job $id"
 	logged_since "$log_from" "job-wide door: not_member from 127.0.0.1 claiming node node9 for job $id"
 	logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts"
+}
+
+# Issue 30, step 6: a run of two nodes. node1's epilog hands its own part
+# to its daemon, the writer, which opens it itself; node2's daemon sends
+# node2's part from node2's NodeAddr to node1's door; the record in sacct
+# and the job-wide file hold both.
+@test "a part sent by another node's daemon and the writer's own make one record" {
+	local port s p1 p2 send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	port=$(slurm_free_port)
+	node1_writes "$port"
+	node2_up "$port"
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
+	job_completed "$id"
+	s=$(start_of "$id")
+	p1='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":1000,"peak_host":0,"evicted":3,"returned":3,"oversub_s":1,"p99_us":9,"end":""}'
+	p2='{"node":"node2","run":0,"gpus":["0000:18:00.0"],"peak_dev":2000,"peak_host":0,"evicted":4,"returned":4,"oversub_s":2,"p99_us":7,"end":""}'
+	run "$send" end "$GOS_DIR/node2/s.sock" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node2 "node[1-2]" "$p2"
+	echo "$output"
+	[ "$output" = ok ]
+	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
+	echo "$output"
+	[ "$output" = ok ]
+	wait_until 60 eval "sacct -j $id -X -n -P -o AdminComment | grep -qF '\"parts\":2'" || {
+		tail -n 20 "$GOS_DIR/log/gpuoversubd.log" "$GOS_DIR/node2/log"; false; }
+	local file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
+	wait_until 30 test -s "$file"
+	sacct -j "$id" -X -n -P -o AdminComment | python3 -c '
+import json, sys
+line, file = sys.stdin.read().strip(), json.load(open(sys.argv[1]))
+ours = json.loads(line[line.index("gpuoversub=") + 11:])
+assert ours["n"] == 2 and ours["parts"] == 2 and ours["sum"]["evicted"] == 7 and ours["missing"] == "", ours
+assert sorted(p["node"] for p in file["parts"]) == ["node1", "node2"] and file["missing"] == [], file' "$file"
+	grep -F "job-wide: job $id run 0: record written, 2 of 2 parts" "$GOS_DIR/log/gpuoversubd.log"
 }
 
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
