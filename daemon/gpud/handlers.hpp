@@ -20,6 +20,7 @@
 #include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/sessions.hpp"
+#include "daemon/gpud/slurm_facts.hpp"
 #include "daemon/gpud/views.hpp"
 
 namespace gos::gpud {
@@ -30,8 +31,9 @@ namespace gos::gpud {
 // share.
 class SlurmHandlers {
 public:
-	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus, Jobwide &jobwide)
-		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus), jobwide_(jobwide)
+	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus, Jobwide &jobwide,
+		      const SlurmFacts &facts)
+		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus), jobwide_(jobwide), facts_(facts)
 	{
 	}
 	Answer step_register(Session &s, const gos_req_step &req);
@@ -45,6 +47,7 @@ private:
 	Reconciler &reconciler_;
 	const std::vector<Gpu> &gpus_;
 	Jobwide &jobwide_;
+	const SlurmFacts &facts_;
 };
 
 // An agent's, for its own job: who it is, what it does, what it may use.

@@ -285,6 +285,19 @@ struct gos_req_jobwide {
 };
 
 /*
+ * The run as the daemon took it: the epilog's start, or, where the epilog
+ * has none (0: Slurm 22.05 sets no SLURM_JOB_START_TIME), the start and
+ * restart count slurmctld showed while the job ran here. An epilog without
+ * a start sends its run end without a frame first, and seals its part
+ * with the run this names.
+ */
+struct gos_rep_jobwide {
+	__s64 start;
+	__u32 run;
+	__u32 pad;
+};
+
+/*
  * Order kinds match the engine's message kinds (kmod/engine/wire.c converts
  * one into the other). EVICT and RETURN are orders: they name a byte range
  * of a buffer to move, and the agent acknowledges each by its id. SETTLED

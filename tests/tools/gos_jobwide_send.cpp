@@ -4,7 +4,8 @@
 //   gos_jobwide_send end SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART|-
 //       the epilog's JOBWIDE_PART to the daemon at SOCKET (root's socket
 //       when run as root), with the part sealed (none for "-"); prints
-//       "ok" or the daemon's error, exit 0 or 1;
+//       "ok START RUN" (the run the daemon took: START 0 asks it for
+//       slurmctld's) or the daemon's error, exit 0 or 1;
 //   gos_jobwide_send door HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
 //       the sealed frame straight to a door with send_frame, from address
 //       FROM ("-": any); prints what it heard ("taken", "busy: WHY",
@@ -96,12 +97,12 @@ int end_of_run(char **a)
 	head.frame_len = static_cast<__u32>(frame.size());
 	std::string bytes = nodelist + frame;
 	proto::Client c(a[0], proto::Client::Path::privileged);
-	proto::Reply r = c.jobwide_part(head, reinterpret_cast<const __u8 *>(bytes.data()), bytes.size());
+	auto r = c.jobwide_part(head, reinterpret_cast<const __u8 *>(bytes.data()), bytes.size());
 	if (r.status) {
 		std::printf("%s\n", r.error.c_str());
 		return 1;
 	}
-	std::printf("ok\n");
+	std::printf("ok %lld %u\n", static_cast<long long>(r.value.start), r.value.run);
 	return 0;
 }
 

@@ -333,7 +333,7 @@ node2_up() {
 	local log_from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
 	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 1 node1 node1 -
 	echo "$output"
-	[ "$status" -eq 0 ] && [ "$output" = ok ]
+	[ "$status" -eq 0 ] && [ "$output" = "ok $s 0" ]
 	part='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":33554432,"peak_host":0,"evicted":7,"returned":7,"oversub_s":1.5,"p99_us":20,"end":""}'
 	door() { "$send" door 127.0.0.1 "$port" - "$GOS_MUNGE_SOCK" "$id" 0 "$s" "$@"; }
 	# Busy until the daemon has read slurmctld's node table, which a part asks for.
@@ -380,10 +380,10 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 	p2='{"node":"node2","run":0,"gpus":["0000:18:00.0"],"peak_dev":2000,"peak_host":0,"evicted":4,"returned":4,"oversub_s":2,"p99_us":7,"end":""}'
 	run "$send" end "$GOS_DIR/node2/s.sock" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node2 "node[1-2]" "$p2"
 	echo "$output"
-	[ "$output" = ok ]
+	[ "$output" = "ok $s 0" ]
 	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
 	echo "$output"
-	[ "$output" = ok ]
+	[ "$output" = "ok $s 0" ]
 	wait_until 60 eval "sacct -j $id -X -n -P -o AdminComment | grep -qF '\"parts\":2'" || {
 		tail -n 20 "$GOS_DIR/log/gpuoversubd.log" "$GOS_DIR/node2/log"; false; }
 	local file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
@@ -395,6 +395,24 @@ ours = json.loads(line[line.index("gpuoversub=") + 11:])
 assert ours["n"] == 2 and ours["parts"] == 2 and ours["sum"]["evicted"] == 7 and ours["missing"] == "", ours
 assert sorted(p["node"] for p in file["parts"]) == ["node1", "node2"] and file["missing"] == [], file' "$file"
 	grep -F "job-wide: job $id run 0: record written, 2 of 2 parts" "$GOS_DIR/log/gpuoversubd.log"
+}
+
+# Issue 30, step 6: Slurm 22.05's epilog has no SLURM_JOB_START_TIME. A
+# run end without one takes the run slurmctld showed while the job ran on
+# this node, and says which, for the epilog to seal its part with; a job
+# the daemon never saw gets no run.
+@test "a run end without a start takes the run slurmctld showed while the job ran here" {
+	local send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	id=$(held_job nostart 1)
+	wait_until 30 has_tenant "$id"
+	# The facts are read every 200 ms here: the run line comes soon.
+	wait_until 30 eval '[ "$("$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 0 1 node1 node1 -)" = "ok $(start_of "$id") 0" ]' || {
+		"$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 0 1 node1 node1 -; false; }
+	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" 999999 0 0 1 node1 node1 -
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "no start time for job 999999: the epilog gives none"* ]]
+	release nostart "$id"
 }
 
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
