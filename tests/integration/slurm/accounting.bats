@@ -397,6 +397,38 @@ assert sorted(p["node"] for p in file["parts"]) == ["node1", "node2"] and file["
 	grep -F "job-wide: job $id run 0: record written, 2 of 2 parts" "$GOS_DIR/log/gpuoversubd.log"
 }
 
+# Issue 30, step 6: a writer killed with -9 while it waits resumes the run
+# from its journal: node1's own part, journaled before the kill, and
+# node2's, sent after the restart from node2's NodeAddr, make one record.
+@test "a writer killed with -9 mid-wait resumes its run from its journal" {
+	local port s p1 p2 send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	port=$(slurm_free_port)
+	node1_writes "$port"
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
+	job_completed "$id"
+	s=$(start_of "$id")
+	p1='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":1000,"peak_host":0,"evicted":3,"returned":3,"oversub_s":1,"p99_us":9,"end":""}'
+	p2='{"node":"node2","run":0,"gpus":["0000:18:00.0"],"peak_dev":2000,"peak_host":0,"evicted":4,"returned":4,"oversub_s":2,"p99_us":7,"end":""}'
+	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
+	echo "$output"
+	[ "$output" = "ok $s 0" ]
+	local journal=$GOS_DIR/gos-state/jobwide-$id-$s.jsonl
+	# Its own part is opened on a worker, then journaled: a head line and a part.
+	wait_until 30 eval '[ "$(wc -l <"$journal")" -eq 2 ]' || { cat "$journal"; false; }
+	kill -9 "$(cat "$GOS_DIR/run/gpuoversubd.pid")"
+	wait_until 10 eval '! kill -0 "$(cat "$GOS_DIR/run/gpuoversubd.pid")" 2>/dev/null'
+	gos_daemon_start
+	wait_until 60 eval '[ "$("$send" door 127.0.0.1 "$port" 127.0.0.2 "$GOS_MUNGE_SOCK" "$id" 0 "$s" node2 node1,node2 "$p2")" = taken ]' || {
+		tail -n 20 "$GOS_DIR/log/gpuoversubd.log"; false; }
+	wait_until 60 eval "sacct -j $id -X -n -P -o AdminComment | grep -qF '\"parts\":2'" || {
+		tail -n 20 "$GOS_DIR/log/gpuoversubd.log"; false; }
+	wait_until 30 eval '[ ! -e "$journal" ]'	# filed: the journal goes
+	python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert sorted(p["node"] for p in f["parts"]) == ["node1", "node2"], f' "$GOS_DIR/reports/job-$id.run-0.jobwide.json"
+}
+
 # Issue 30, step 6: Slurm 22.05's epilog has no SLURM_JOB_START_TIME. A
 # run end without one takes the run slurmctld showed while the job ran on
 # this node, and says which, for the epilog to seal its part with; a job
