@@ -273,3 +273,41 @@ assert o["nodes"] == ["n1", "n2", "n3"] and o["missing"] == ["n3"], o'
 	wait_until 40 eval "[ \"\$(ctl_on n3 --json jobs)\" = '[]' ]" ||
 		{ on_head scontrol -o show job "$id" | grep -o 'JobState=[^ ]*'; tail -n 12 "$GOS_DIR/log/gpuoversubd.n3.log"; false; }
 }
+
+# Issue 30: n1's door, as the writer of a run of n[1-2], takes only what
+# root on a node of the run seals for that node, sent from that node's
+# NodeAddr (slurmctld's node table); each other frame is refused, or
+# answered busy where it may pass later (an address that is not the
+# node's: the table is read again), and logged by n1 with the peer.
+@test "the writer's door refuses forged parts: a user's seal, a node outside the run, root on another node or on the head" {
+	local id=990001 s=1733140000 send=$GOS_BUILD/tests/tools/gos_jobwide_send n1 out
+	n1=$(node_ip n1)
+	part() { echo "{\"node\":\"$1\",\"run\":0,\"gpus\":[],\"peak_dev\":0,\"peak_host\":0,\"evicted\":0,\"returned\":0,\"oversub_s\":0,\"p99_us\":0,\"end\":\"\"}"; }
+	run on_node n1 "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 n1 "n[1-2]" -
+	echo "$output"
+	[ "$output" = "ok $s 0" ]
+	# What nobody runs is copied where nobody can reach it (CI builds in /root).
+	install -d -m 0755 "$GOS_DIR/nobody" && install -m 0755 "$send" "$GOS_DIR/nobody/"
+	# Busy until n1 has read the node table, which the first part asks for.
+	wait_until 60 eval 'out=$(on_node n2 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$GOS_DIR/nobody/gos_jobwide_send" door "$n1" 6828 - "$GOS_MUNGE_SOCK" "$id" 0 "$s" n2 n1 "$(part n2)"); [[ $out != busy* ]]'
+	echo "nobody on n2: $out"
+	[ "$out" = "refused: not_root" ]
+	run on_node n3 "$send" door "$n1" 6828 - "$GOS_MUNGE_SOCK" "$id" 0 "$s" n3 n1 "$(part n3)"
+	echo "root on n3 as n3: $output"
+	[ "$output" = "refused: not_member" ]
+	run on_node n3 "$send" door "$n1" 6828 - "$GOS_MUNGE_SOCK" "$id" 0 "$s" n2 n1 "$(part n2)"
+	echo "root on n3 as n2: $output"
+	[[ "$output" == busy:* ]]
+	run on_head "$send" door "$n1" 6828 - "$GOS_MUNGE_SOCK" "$id" 0 "$s" n2 n1 "$(part n2)"
+	echo "root on the head as n2: $output"
+	[[ "$output" == busy:* ]]
+	# n2's own, from n2: taken.
+	run on_node n2 "$send" door "$n1" 6828 - "$GOS_MUNGE_SOCK" "$id" 0 "$s" n2 n1 "$(part n2)"
+	echo "root on n2 as n2: $output"
+	[ "$output" = taken ]
+	local log=$GOS_DIR/log/gpuoversubd.n1.log
+	grep -F "job-wide door: not_root from $(node_ip n2) claiming node n2 for job $id" "$log"
+	grep -F "job-wide door: not_member from $(node_ip n3) claiming node n3 for job $id" "$log"
+	grep -F "job-wide door: busy_not_its_address from $(node_ip n3) claiming node n2 for job $id" "$log"
+}
