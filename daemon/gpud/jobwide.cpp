@@ -17,6 +17,7 @@ constexpr auto node_table_again_after = std::chrono::minutes(10);
 // This node's own parts waiting to be opened: one per run that ends here,
 // as many as the outbox holds to send.
 constexpr std::size_t own_max = 1024;
+const std::size_t outbox_settings_max = OutboxSettings{}.max_parts;
 
 std::int64_t seconds_of(std::uint64_t ns)
 {
@@ -47,7 +48,7 @@ OutboxSettings outbox_settings(const config::Config &cfg)
 }
 
 Jobwide::Jobwide(const config::Config &cfg, Logger log)
-	: log_(log), writer_(writer_settings(cfg), log), outbox_(outbox_settings(cfg), draw),
+	: on_(cfg.policy.report_admin_comment), log_(log), writer_(writer_settings(cfg), log), outbox_(outbox_settings(cfg), draw),
 	  nodes_(Clock::now(), std::chrono::duration_cast<Clock::duration>(node_table_first_within * draw()),
 		 node_table_again_after)
 {
@@ -55,54 +56,64 @@ Jobwide::Jobwide(const config::Config &cfg, Logger log)
 
 void Jobwide::configure(const config::Config &cfg)
 {
+	on_ = cfg.policy.report_admin_comment;
 	writer_.configure(writer_settings(cfg));
 	outbox_.configure(outbox_settings(cfg));
 }
 
 std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono)
 {
+	if (!on_)
+		return Refusal{-ENOTSUP, "the job-wide channel is off on this node (reports.admin_comment)"};
 	if (!end.job || end.job > UINT32_MAX || end.start <= 0 || !end.num_nodes)
 		return Refusal{-EINVAL, "a run's end needs a job id below 2^32, its start and its number of nodes"};
 	if (!jobwide::valid_node(end.node))
 		return Refusal{-EINVAL, "SLURMD_NODENAME is not a node name the channel carries: 1 to 64 of [A-Za-z0-9._-]"};
 	// The epilog is root's: its list is bounded by the request (64 KiB)
-	// and by the expansion's own cap.
+	// and by the expansion's own cap. A name the channel cannot carry
+	// could never send a part, nor be named in the file.
 	std::vector<std::string> nodes;
 	try {
 		nodes = expand_hostlist(end.nodelist);
 	} catch (const HostlistError &e) {
 		return Refusal{-EINVAL, std::string("SLURM_NODELIST: ") + e.what()};
 	}
+	if (!std::all_of(nodes.begin(), nodes.end(), [](const std::string &n) { return jobwide::valid_node(n); }))
+		return Refusal{-EINVAL, "SLURM_NODELIST names a node the channel cannot carry: 1 to 64 of [A-Za-z0-9._-]"};
 	if (std::find(nodes.begin(), nodes.end(), end.node) == nodes.end())
 		return Refusal{-EINVAL, "SLURMD_NODENAME " + end.node + " is not in SLURM_NODELIST"};
 	const std::string &writer = nodes.front();
-	self_ = end.node;
-	++counts_.run_ends;
-	if (writer == end.node)
+	const bool writes = writer == end.node;
+	// Everything is checked before anything is held: a refused run end
+	// leaves nothing behind.
+	jobwide::Frame frame;
+	if (!end.frame.empty()) {
+		const auto *bytes = reinterpret_cast<const std::uint8_t *>(end.frame.data());
+		if (auto why = jobwide::decode_frame({bytes, end.frame.size()}, frame))
+			return Refusal{-EINVAL, "the part's frame does not read: " + *why};
+		if (frame.node != end.node || frame.job != end.job)
+			return Refusal{-EINVAL, "the part's frame names node " + frame.node + " and job " +
+							std::to_string(frame.job) + ", not this node and job"};
+		if (writes && own_.size() >= own_max)
+			return Refusal{-EBUSY, "this node holds " + std::to_string(own_max) + " of its own parts to open already"};
+		if (!writes && outbox_.held() >= outbox_settings_max)
+			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
+	}
+	if (writes)
 		if (auto why = writer_.expect({end.job, end.run, end.start, end.node, end.num_nodes, 0}, end.nodelist, now))
 			return Refusal{-EBUSY, "the run is not written here: " + *why};
-	if (end.frame.empty()) {
-		poke();
-		return std::nullopt;
-	}
-	jobwide::Frame frame;
-	const auto *bytes = reinterpret_cast<const std::uint8_t *>(end.frame.data());
-	if (auto why = jobwide::decode_frame({bytes, end.frame.size()}, frame))
-		return Refusal{-EINVAL, "the part's frame does not read: " + *why};
-	if (frame.node != end.node || frame.job != end.job)
-		return Refusal{-EINVAL, "the part's frame names node " + frame.node + " and job " + std::to_string(frame.job) +
-		       ", not this node and job"};
-	if (writer == end.node) {
-		if (own_.size() >= own_max)
-			return Refusal{-EBUSY, "this node holds " + std::to_string(own_max) + " of its own parts to open already"};
-		own_.push_back(std::move(frame));
-	} else {
-		// No successor yet: the failover (docs/jobwide.md, "Failures") is
-		// not built, and a successor that writes nothing would only answer
-		// busy until send_for.
-		if (!outbox_.add({end.job, end.start, writer, {}, end.frame}, mono))
-			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
-		++counts_.queued;
+	self_ = end.node;
+	++counts_.run_ends;
+	if (!end.frame.empty()) {
+		if (writes) {
+			own_.push_back(std::move(frame));
+		} else {
+			// No successor yet: the failover (docs/jobwide.md,
+			// "Failures") is not built, and a successor that writes
+			// nothing would only answer busy until send_for.
+			outbox_.add({end.job, end.start, writer, {}, end.frame}, mono);
+			++counts_.queued;
+		}
 	}
 	poke();
 	return std::nullopt;

@@ -56,7 +56,8 @@ public:
 
 	// A run ended on this node (its epilog's JOBWIDE_PART): expects the
 	// run when this node is its writer, and sends its part on (to the
-	// writer, or to this node's own door). Why not, for the caller.
+	// writer, or to this node's own door). Why not, for the caller: then
+	// nothing is held. Refused while reports.admin_comment is off.
 	std::optional<Refusal> run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono);
 
 	// This node's own parts, as writer, to be opened (on a worker, by the
@@ -85,6 +86,7 @@ private:
 			poke_();
 	}
 
+	bool on_;	// reports.admin_comment: the channel serves
 	Logger log_;
 	JobwideWriter writer_;
 	JobwideOutbox outbox_;

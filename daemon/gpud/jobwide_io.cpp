@@ -29,6 +29,9 @@ constexpr auto send_within = 10s;	// one try: connect, frame, answer
 constexpr unsigned facts_deadline_s = 30;
 constexpr auto helper_within = 30s;
 constexpr auto record_backoff_min = 5s, record_backoff_max = 60s;
+constexpr auto own_again_after = 5s;	// munged did not answer an own part
+// Records being written at once: as many as the runs a writer holds.
+constexpr std::size_t closing_max = 4096;
 
 std::string file_name(const nlohmann::json &file)
 {
@@ -66,7 +69,8 @@ struct JobwideIo::Closing {
 };
 
 JobwideIo::JobwideIo(asio::io_context &io, Daemon &daemon, Unseal unseal)
-	: io_(io), daemon_(daemon), jobwide_(daemon.jobwide()), unseal_(std::move(unseal)), tick_timer_(io)
+	: io_(io), daemon_(daemon), jobwide_(daemon.jobwide()), unseal_(std::move(unseal)),
+	  own_user_(user_name(::geteuid())), tick_timer_(io)
 {
 }
 
@@ -75,13 +79,18 @@ JobwideIo::~JobwideIo()
 	jobwide_.on_work({});
 	*alive_ = false;
 	listener_.reset();
-	workers_.join();
+	// What runs now ends within its deadline; what waits is dropped: a
+	// restarted daemon resumes its runs from their journals.
+	door_workers_.stop();
+	slow_workers_.stop();
+	door_workers_.join();
+	slow_workers_.join();
 }
 
 template <class Work, class Done>
-void JobwideIo::on_worker(Work work, Done done)
+void JobwideIo::on_worker(asio::thread_pool &pool, Work work, Done done)
 {
-	asio::post(workers_, [&io = io_, alive = alive_, work = std::move(work), done = std::move(done)]() mutable {
+	asio::post(pool, [&io = io_, alive = alive_, work = std::move(work), done = std::move(done)]() mutable {
 		auto result = work();
 		asio::post(io, [alive = std::move(alive), done = std::move(done), result = std::move(result)]() mutable {
 			if (*alive)
@@ -95,14 +104,8 @@ void JobwideIo::start()
 	jobwide_.on_work([this] { poke(); });
 	// Runs a previous daemon left waiting: those past their wait are
 	// written now, the others wait on.
-	for (ClosedRun &run : jobwide_.writer().resume(std::time(nullptr))) {
-		auto c = std::make_shared<Closing>();
-		c->run = std::move(run);
-		if (c->run.file_only || !daemon_.config().policy.report_admin_comment)
-			recorded(std::move(c));
-		else
-			write_record(std::move(c));
-	}
+	for (ClosedRun &run : jobwide_.writer().resume(std::time(nullptr)))
+		begin(std::move(run));
 	door();	// before READY=1, when it can
 	tick();
 }
@@ -130,12 +133,11 @@ void JobwideIo::door()
 	std::string where = (s.address.empty() ? "every address" : s.address) + ", port " + std::to_string(s.port);
 	try {
 		listener_ = std::make_unique<JobwideListener>(
-			io_, workers_, s, jobwide_.writer(), jobwide_.nodes(), is_node_address, unseal_,
+			io_, door_workers_, s, jobwide_.writer(), jobwide_.nodes(), is_node_address, unseal_,
 			[this](const jobwide::Frame &f, const jobwide::Payload &p) {
 				GOS_LOG(log::notice, "job-wide: job " << p.job << ": a part from " << f.node
 								 << " came after the record was made: kept in the file only");
-				if (auto file = jobwide_.writer().file_of(p.job, p.start))
-					write_file(p.job, p.start, std::move(*file), {});
+				write_file({p.job, p.start}, false);
 			},
 			jobwide_.counts().door);
 		GOS_LOG(log::notice, "job-wide: the door listens on " << where);
@@ -183,6 +185,7 @@ void JobwideIo::read_nodes()
 		return;
 	reading_nodes_ = true;
 	on_worker(
+		slow_workers_,
 		[] {
 			try {
 				return parse_node_addrs(
@@ -208,20 +211,26 @@ void JobwideIo::read_nodes()
 
 // This node's own parts: they came from its epilog on the root socket, so
 // their sender is placed already; munged still checks the credential.
+// Those munged could not open wait a while, and go once their run does.
 void JobwideIo::open_own()
 {
+	if (Clock::now() < own_again_)
+		return;
 	for (jobwide::Frame &f : jobwide_.take_own()) {
 		on_worker(
+			door_workers_,
 			[f, unseal = unseal_] {
 				return open_frame(f, {}, {}, [](const std::string &, const std::string &) { return true; },
 						  unseal);
 			},
 			[this, f](Opened o) mutable {	// copies both: the two lambdas are made in no set order
-				if (o.again) {
+				auto again = [&] {
+					own_again_ = Clock::now() + own_again_after;
 					if (jobwide_.writer().knows(f.job))
 						jobwide_.own_again(std::move(f));
-					return;
-				}
+				};
+				if (o.again)
+					return again();
 				if (!o.refused.empty()) {
 					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was refused: "
 									     << o.refused);
@@ -229,9 +238,13 @@ void JobwideIo::open_own()
 				}
 				bool late = false;
 				jobwide::Answer a = take_frame(jobwide_.writer(), f, o.payload, late);
-				if (a.word != jobwide::Answer::Word::ok && a.word != jobwide::Answer::Word::dup)
+				if (a.word == jobwide::Answer::Word::busy)
+					return again();
+				if (a.word == jobwide::Answer::Word::refused)
 					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was not taken: "
-									     << (a.reason.empty() ? "busy" : a.reason));
+									     << a.reason);
+				else if (late)
+					write_file({o.payload.job, o.payload.start}, false);
 			});
 	}
 }
@@ -273,43 +286,58 @@ void JobwideIo::send_due()
 
 void JobwideIo::close_runs()
 {
-	for (ClosedRun &run : jobwide_.writer().due(std::time(nullptr))) {
-		auto c = std::make_shared<Closing>();
-		c->run = std::move(run);
-		if (c->run.file_only || !daemon_.config().policy.report_admin_comment) {
-			recorded(std::move(c));
-			continue;
-		}
-		c->segment = report::jobwide_segment(c->run.record);
-		c->until = Clock::now() + std::chrono::nanoseconds(daemon_.config().policy.jobwide.send_for_ns);
-		write_record(std::move(c));
+	for (ClosedRun &run : jobwide_.writer().due(std::time(nullptr)))
+		begin(std::move(run));
+}
+
+// A run's wait is over: its record, if one is written, then its file. The
+// records in flight are bounded as the runs are; past that a run gets its
+// file only, and the log says so.
+void JobwideIo::begin(ClosedRun run)
+{
+	auto c = std::make_shared<Closing>();
+	c->run = std::move(run);
+	const config::Config &cfg = daemon_.config();
+	if (c->run.file_only || !cfg.policy.report_admin_comment)
+		return recorded(std::move(c));
+	if (closing_ >= closing_max) {
+		jobwide_.counts().runs_unwritten++;
+		GOS_LOG_LIMITED(closing_log_, log::error, "job-wide: job " << c->run.facts.job << ": no record written: "
+				<< closing_ << " records are being written already; the job-wide file keeps every part");
+		return recorded(std::move(c));
 	}
+	closing_++;
+	c->segment = report::jobwide_segment(c->run.record);
+	c->until = Clock::now() + std::chrono::nanoseconds(cfg.policy.jobwide.send_for_ns);
+	write_record(std::move(c));
 }
 
 void JobwideIo::write_record(std::shared_ptr<Closing> c)
 {
 	config::RecordHelper how = daemon_.config().policy.jobwide.record_helper;
 	on_worker(
-		[how, job = c->run.facts.job, start = c->run.facts.start, segment = c->segment] {
+		slow_workers_,
+		[how, user = own_user_, job = c->run.facts.job, start = c->run.facts.start, segment = c->segment] {
 			if (how == config::RecordHelper::socket)
 				return ask_record_helper(record_helper_socket, job, start, segment, helper_within);
 			// direct (the daemon is root) and none (its user is an
 			// Operator): the program runs as the daemon's own user.
-			return ask_record_helper_spawned(slurm_facts_program_path(), user_name(::geteuid()), job, start,
-							 segment, helper_within);
+			return ask_record_helper_spawned(slurm_facts_program_path(), user, job, start, segment,
+							 helper_within);
 		},
 		[this, c](HelperAnswer a) {
 			const report::RunFacts &f = c->run.facts;
 			using Is = HelperAnswer::Is;
 			if (a.is == Is::written) {
+				closing_--;
 				jobwide_.counts().runs_written++;
 				GOS_LOG(log::notice, "job-wide: job " << f.job << " run " << f.run << ": record written, "
 								     << c->run.record.parts << " of " << c->run.record.n
 								     << " parts, " << c->segment.size() << " bytes");
 				return recorded(c);
 			}
-			bool again = a.is != Is::refused && Clock::now() < c->until;
-			if (!again) {
+			if (a.is == Is::refused || Clock::now() >= c->until) {
+				closing_--;
 				jobwide_.counts().runs_unwritten++;
 				GOS_LOG(log::error, "job-wide: job " << f.job << " run " << f.run << ": no record written ("
 								    << what_is(a.is) << ": " << a.line
@@ -329,33 +357,56 @@ void JobwideIo::write_record(std::shared_ptr<Closing> c)
 		});
 }
 
-// The record is written, or will not be: the file, then the journal goes.
+// The record is written, or will not be: the file says which, and then
+// the journal goes.
 void JobwideIo::recorded(std::shared_ptr<Closing> c)
 {
+	const report::RunFacts &f = c->run.facts;
+	jobwide_.writer().written(f.job, f.start, c->segment);
 	c->run.file["field"] = c->segment;
-	write_file(c->run.facts.job, c->run.facts.start, std::move(c->run.file), c->segment);
+	write_file({f.job, f.start}, true, std::move(c->run.file));
 }
 
-void JobwideIo::write_file(std::uint64_t job, std::int64_t start, nlohmann::json file, std::optional<std::string> field)
+void JobwideIo::write_file(RunKey run, bool files, nlohmann::json fallback)
 {
+	auto [it, fresh] = filing_.try_emplace(run);
+	Filing &w = it->second;
+	if (!fresh) {	// one in flight: once more after it, as the writer then holds it
+		w.again = true;
+		w.again_files |= files;
+		if (!fallback.is_null())
+			w.fallback = std::move(fallback);
+		return;
+	}
+	w.files = files;
+	w.fallback = std::move(fallback);
+	auto held = jobwide_.writer().file_of(run.first, run.second);
+	nlohmann::json file = held ? std::move(*held) : w.fallback;
+	if (file.is_null()) {	// neither held nor given: nothing to write
+		filing_.erase(it);
+		return;
+	}
 	on_worker(
-		[dir = daemon_.config().policy.report_dir, name = file_name(file), text = file.dump(1) + "\n"] {
+		slow_workers_,
+		[dir = daemon_.config().policy.report_dir, file = std::move(file)] {
 			try {
 				make_dirs(dir);
-				write_file_atomically(dir + "/" + name, text, 0640);
+				write_file_atomically(dir + "/" + file_name(file), file.dump(1) + "\n", 0640);
 				return std::string();
 			} catch (const std::exception &e) {
 				return std::string(e.what());
 			}
 		},
-		[this, job, start, field = std::move(field)](std::string error) {
-			if (!error.empty()) {
-				GOS_LOG(log::error, "job-wide: job " << job << ": the job-wide file was not written (" << error
-								     << "); its journal stays, for a restart to write it");
-				return;
-			}
-			if (field)
-				jobwide_.writer().filed(job, start, *field);
+		[this, run](std::string error) {
+			auto node = filing_.extract(run);
+			Filing &done = node.mapped();
+			if (!error.empty())
+				GOS_LOG(log::error, "job-wide: job " << run.first << ": the job-wide file was not written ("
+								     << error << "); its journal stays, for a restart to write it");
+			else if (done.files)
+				jobwide_.writer().filed(run.first, run.second);
+			if (done.again)
+				write_file(run, done.again_files, std::move(done.fallback));
 		});
 }
 

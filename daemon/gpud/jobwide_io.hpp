@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 
 #include "common/util/rate_limit.hpp"
@@ -53,6 +54,14 @@ public:
 
 private:
 	struct Closing;	// a closed run, its record being written
+	using RunKey = std::pair<std::uint64_t, std::int64_t>;	// job, start
+	// A run's file being written: one write in flight per run, and one
+	// more after it when the file changed meanwhile (a late part).
+	struct Filing {
+		bool files = false;	// this write ends the run's wait: its journal goes after
+		bool again = false, again_files = false;
+		nlohmann::json fallback;	// the file, if the writer no longer holds the run
+	};
 	void door();
 	void tick();
 	void pump();
@@ -61,25 +70,35 @@ private:
 	void open_own();
 	void send_due();
 	void close_runs();
+	void begin(ClosedRun run);
 	void write_record(std::shared_ptr<Closing> c);
 	void recorded(std::shared_ptr<Closing> c);
-	// FIELD: the run is filed once its file is written, with the segment
-	// written (empty: none); none: a rewrite, after a late part.
-	void write_file(std::uint64_t job, std::int64_t start, nlohmann::json file, std::optional<std::string> field);
-	// Runs WORK on a worker, then DONE with its result on the loop, unless
+	// Writes the run's file as the writer holds it now (FALLBACK when it
+	// holds it no longer); FILES: then the run is filed.
+	void write_file(RunKey run, bool files, nlohmann::json fallback = {});
+	// Runs WORK on POOL, then DONE with its result on the loop, unless
 	// this is gone by then.
 	template <class Work, class Done>
-	void on_worker(Work work, Done done);
+	void on_worker(boost::asio::thread_pool &pool, Work work, Done done);
 
 	boost::asio::io_context &io_;
 	Daemon &daemon_;
 	Jobwide &jobwide_;
 	Unseal unseal_;
-	boost::asio::thread_pool workers_{2};
+	std::string own_user_;	// the daemon's user, for --serve-record
+	// The door's checks and this node's own parts (munged), apart from
+	// what may block for long (the record helper, Slurm, the disk), so
+	// that a hung slurmdbd never holds a frame past its 5 s.
+	boost::asio::thread_pool door_workers_{2};
+	boost::asio::thread_pool slow_workers_{2};
 	boost::asio::steady_timer tick_timer_;
 	std::unique_ptr<JobwideListener> listener_;
 	std::chrono::steady_clock::time_point door_again_{};	// a failed bind is tried again then
-	RateLimit door_log_{std::chrono::minutes(1)}, nodes_log_{std::chrono::minutes(10)};
+	std::chrono::steady_clock::time_point own_again_{};	// munged did not answer: own parts wait till then
+	std::map<RunKey, Filing> filing_;
+	std::size_t closing_ = 0;	// records being written
+	RateLimit door_log_{std::chrono::minutes(1)}, nodes_log_{std::chrono::minutes(10)},
+		closing_log_{std::chrono::minutes(1)};
 	bool reading_nodes_ = false, poked_ = false;
 	std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);	// the loop's only
 };

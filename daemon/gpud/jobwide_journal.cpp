@@ -37,12 +37,24 @@ JobwideJournal::JobwideJournal(std::string path, const report::RunFacts &facts, 
 	fd_ = open_in_held(path_, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 	if (fd_ < 0)
 		fail("cannot create the journal", path_, errno);
-	write_line({{"job", facts.job},
-		    {"run", facts.run},
-		    {"start", facts.start},
-		    {"writer", facts.writer},
-		    {"nodes", nodes},
-		    {"deadline", deadline}});
+	try {
+		write_line({{"job", facts.job},
+			    {"run", facts.run},
+			    {"start", facts.start},
+			    {"writer", facts.writer},
+			    {"nodes", nodes},
+			    {"deadline", deadline}});
+	} catch (...) {
+		// No journal without its head (a full disk, a head too long): a
+		// constructor that throws runs no destructor, so close it here.
+		::close(fd_);
+		fd_ = -1;
+		try {
+			remove_file(path_);
+		} catch (const std::runtime_error &) {
+		}
+		throw;
+	}
 }
 
 JobwideJournal::JobwideJournal(std::string path) : path_(std::move(path))

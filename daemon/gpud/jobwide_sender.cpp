@@ -39,16 +39,27 @@ private:
 	{
 		if (found.empty())
 			return finish(Heard::busy, "no address for " + to_.host);
-		tcp::endpoint at = *found.begin();
+		// From this node's own address when it is numeric, to a writer's
+		// address of the same family; a source that cannot be bound
+		// (a name, or no such address here) leaves the choice to the
+		// kernel, and the writer's address check says whether it passes.
 		boost::system::error_code ec;
+		asio::ip::address from = to_.from.empty() ? asio::ip::address() : asio::ip::make_address(to_.from, ec);
+		const bool bind = !to_.from.empty() && !ec;
+		tcp::endpoint at = *found.begin();
+		for (const auto &e : found)
+			if (bind && e.endpoint().address().is_v4() == from.is_v4()) {
+				at = e.endpoint();
+				break;
+			}
+		ec.clear();
 		sock_.open(at.protocol(), ec);
-		if (!ec && !to_.from.empty()) {
-			asio::ip::address from = asio::ip::make_address(to_.from, ec);
-			if (!ec)
-				sock_.bind(tcp::endpoint(from, 0), ec);
-		}
 		if (ec)
-			return finish(Heard::busy, "cannot send from " + to_.from + ": " + ec.message());
+			return finish(Heard::busy, "cannot open a socket: " + ec.message());
+		if (bind && from.is_v4() == at.address().is_v4()) {
+			boost::system::error_code ignored;
+			sock_.bind(tcp::endpoint(from, 0), ignored);
+		}
 		sock_.async_connect(at, [self = shared_from_this()](const boost::system::error_code &e) {
 			if (e)
 				return self->finish(Heard::busy, "cannot connect to " + self->to_.host + ": " + e.message());

@@ -158,10 +158,14 @@ ClosedRun JobwideWriter::close(Held &h, std::int64_t now)
 	return out;
 }
 
-void JobwideWriter::filed(std::uint64_t job, std::int64_t start, const std::string &field)
+void JobwideWriter::written(std::uint64_t job, std::int64_t start, std::string field)
 {
 	if (auto it = runs_.find({job, start}); it != runs_.end())
-		it->second.field = field;
+		it->second.field = std::move(field);
+}
+
+void JobwideWriter::filed(std::uint64_t job, std::int64_t start)
+{
 	try {
 		remove_file(journal_path(settings_.state_dir, job, start));
 	} catch (const std::runtime_error &e) {

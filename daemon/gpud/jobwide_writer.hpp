@@ -90,10 +90,12 @@ public:
 	// Runs whose wait is over (all parts in, or the deadline passed),
 	// closed now; and closed runs past `keep` forgotten.
 	std::vector<ClosedRun> due(std::int64_t now);
-	// A closed run's file is written, FIELD its segment as written (empty
-	// when none was): its journal goes. Until then a restart closes the
-	// run again from the journal, and writes it again.
-	void filed(std::uint64_t job, std::int64_t start, const std::string &field);
+	// What became of a closed run's record: FIELD, the segment written
+	// (empty: none). The run's file says so from now on (file_of).
+	void written(std::uint64_t job, std::int64_t start, std::string field);
+	// A closed run's file is written: its journal goes. Until then a
+	// restart closes the run again from the journal, and writes it again.
+	void filed(std::uint64_t job, std::int64_t start);
 	// The earliest deadline of a run (a wait ends, or a kept run is
 	// forgotten), for the daemon's timer.
 	std::optional<std::int64_t> next_deadline() const;

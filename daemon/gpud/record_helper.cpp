@@ -19,6 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t max_answer = 1024;	// a line; the helper's are short
+constexpr auto exit_within = std::chrono::seconds(5);	// a spawned helper, once it answered
 
 // Waits for FD to be ready for EVENTS until WHEN; false at the deadline.
 bool ready(int fd, short events, Clock::time_point when)
@@ -134,11 +135,21 @@ HelperAnswer ask_record_helper_spawned(const std::string &program, const std::st
 	HelperAnswer a = ask_record_helper_on(pair[0], job, start, record, deadline);
 	::close(pair[0]);
 	// The helper has answered, or is past the deadline: nothing more is
-	// wanted of it.
-	if (a.is == HelperAnswer::Is::no_answer)
-		::kill(pid, SIGKILL);
+	// wanted of it but its exit, which it gets a few seconds for (its
+	// libslurm closing), not forever.
 	int st = 0;
-	while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	auto until = Clock::now() + (a.is == HelperAnswer::Is::no_answer ? Clock::duration(0) : exit_within);
+	for (;;) {
+		pid_t r = ::waitpid(pid, &st, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (Clock::now() >= until) {
+			::kill(pid, SIGKILL);
+			while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+			}
+			break;
+		}
+		::poll(nullptr, 0, 10);
 	}
 	if (status)
 		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);

@@ -76,13 +76,16 @@ Answer SlurmHandlers::jobwide_part(Session &, const gos_req_jobwide &head, std::
 		// Slurm 22.05's epilog has no start: the run is the one slurmctld
 		// showed while the job ran here, start and restart count together.
 		SlurmJob known = facts_.job(end.job);
-		if (!known.run || known.run->start <= 0)
-			return {-ENOENT, "no start time for job " + std::to_string(end.job) + ": the epilog gives none "
-					 "(SLURM_JOB_START_TIME is Slurm 23.02's) and slurmctld's was not read while it ran here", {}};
-		end.start = known.run->start;
-		end.run = known.run->restart_cnt;
+		if (known.run && known.run->start > 0) {
+			end.start = known.run->start;
+			end.run = known.run->restart_cnt;
+		}
 	}
-	if (auto refused = jobwide_.run_end(end, std::time(nullptr), std::chrono::steady_clock::now())) {
+	std::optional<Refusal> refused =
+		end.start ? jobwide_.run_end(end, std::time(nullptr), std::chrono::steady_clock::now())
+			  : Refusal{-ENOENT, "no start time for job " + std::to_string(end.job) + ": the epilog gives none "
+				    "(SLURM_JOB_START_TIME is Slurm 23.02's) and slurmctld's was not read while it ran here"};
+	if (refused) {
 		GOS_LOG(log::warning, "job-wide: job " << head.job_id << ": the epilog's run end not taken: " << refused->why);
 		return answer_of(refused);
 	}

@@ -435,6 +435,7 @@ assert sorted(p["node"] for p in f["parts"]) == ["node1", "node2"], f' "$GOS_DIR
 # the daemon never saw gets no run.
 @test "a run end without a start takes the run slurmctld showed while the job ran here" {
 	local send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	node1_writes "$(slurm_free_port)"
 	id=$(held_job nostart 1)
 	wait_until 30 has_tenant "$id"
 	# The facts are read every 200 ms here: the run line comes soon.

@@ -29,6 +29,7 @@ struct Fixture {
 		char tmpl[] = "/tmp/gos-jobwide-XXXXXX";
 		dir = ::mkdtemp(tmpl);
 		cfg.start.state_dir = dir;
+		cfg.policy.report_admin_comment = true;
 		jw = std::make_unique<Jobwide>(cfg, [this](const std::string &l) { logged.push_back(l); });
 		jw->on_work([this] { pokes++; });
 	}
@@ -126,10 +127,32 @@ BOOST_AUTO_TEST_CASE(a_malformed_run_end_is_refused_with_nothing_held)
 	e = end_of("n2");
 	e.frame = frame_of("n2", 43);	// another job's
 	refused(e, "job 43");
+	e = end_of("n1");
+	e.frame = "GOSJ-not-a-frame";	// the writer's own: its run is not expected either
+	refused(e, "frame does not read");
+	e = end_of("n2");
+	e.nodelist = "n1,n2,bad name";
+	refused(e, "cannot carry");
 	BOOST_TEST(x.jw->outbox().held() == 0u);
 	BOOST_TEST(x.jw->writer().runs() == 0u);
 	BOOST_TEST(x.jw->take_own().empty());
 	BOOST_TEST(x.pokes == 0);
+	BOOST_TEST(x.jw->counts().run_ends == 0u);
+	BOOST_TEST(x.jw->self().empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_channel_is_off_while_reports_admin_comment_is)
+{
+	Fixture x;
+	x.cfg.policy.report_admin_comment = false;
+	x.jw->configure(x.cfg);
+	auto r = x.jw->run_end(end_of("n1"), start + 60, mono);
+	BOOST_REQUIRE(r.has_value());
+	BOOST_TEST(r->status == -ENOTSUP);
+	BOOST_TEST(x.jw->writer().runs() == 0u);
+	x.cfg.policy.report_admin_comment = true;
+	x.jw->configure(x.cfg);
+	BOOST_TEST(!x.jw->run_end(end_of("n1"), start + 60, mono));
 }
 
 BOOST_AUTO_TEST_CASE(the_outbox_and_own_parts_are_bounded)
