@@ -46,6 +46,7 @@ install-daemon: $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 	test -e $(DESTDIR)/etc/gpuoversub/gpuoversub.yaml || \
 		install -m 0644 config/gpuoversub.yaml $(DESTDIR)/etc/gpuoversub/
 	install -m 0644 config/gpuoversubd.service $(DESTDIR)/lib/systemd/system/
+	install -m 0644 config/gpuoversub-record.socket config/gpuoversub-record@.service $(DESTDIR)/lib/systemd/system/
 	install -m 0644 config/gpuoversub.sysusers $(DESTDIR)/usr/lib/sysusers.d/gpuoversub.conf
 	install -m 0644 config/60-gpuoversub.rules $(DESTDIR)/lib/udev/rules.d/
 
