@@ -50,7 +50,7 @@ teardown_file() {
 	[ ! -f "$SLURM_CONF" ] || slurm_down || true
 	# A test that failed midway leaves nothing installed or running either.
 	! any_installed || systemd_apt purge -y -q "${PACKAGES[@]}" >/dev/null 2>&1 || true
-	tests/package/systemd/systemctl stop gpuoversubd 2>/dev/null || true
+	tests/package/systemd/systemctl stop gpuoversubd gpuoversub-record.socket 2>/dev/null || true
 	rm -rf "$PKG_DIR"
 }
 
@@ -69,6 +69,20 @@ systemctl() { tests/package/systemd/systemctl "$@"; }
 ctl() { /usr/bin/gpuoversubctl "$@"; }
 journal() { cat "$GOS_SYSTEMD_STATE/gpuoversubd.service.journal" 2>/dev/null; }
 daemon_pid() { cat "$GOS_SYSTEMD_STATE/gpuoversubd.service.pid"; }
+# The record helper's socket (gpuoversub-record.socket): its listener's
+# pid, as the stand-in keeps it, and one request to it (gos_record_request
+# --connect, copied where any user reaches it) as USER, in GROUP (USER's
+# own without one), with a record as the daemon would send.
+RECORD_SOCK=/run/gpuoversub-record.sock
+socket_pid() { cat "$GOS_SYSTEMD_STATE/gpuoversub-record.socket.pid"; }
+record() { head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/'; }
+record_request() {	# USER[:GROUP] JOB START
+	local user=${1%:*} group=${1#*:}
+	[[ $1 == *:* ]] || group=$(id -gn "$user")
+	shift
+	install -m 0755 "$GOS_BUILD/tests/tools/gos_record_request" "$PKG_DIR/"
+	record | setpriv --reuid="$user" --regid="$group" --clear-groups "$PKG_DIR/gos_record_request" --connect "$RECORD_SOCK" "$@"
+}
 # The packages of DIR, without their debug symbols.
 debs() { ls "$1"/*.deb | grep -v -- '-dbgsym_'; }
 
@@ -102,6 +116,12 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	[ "$(stat -c '%a %U %G' /var/log/gpuoversub)" = "750 gpuoversub gpuoversub" ]
 	[ "$(stat -c '%a %U %G' /var/log/gpuoversub/reports)" = "2750 gpuoversub gpuoversub" ]
 	[ -L /etc/systemd/system/multi-user.target.wants/gpuoversubd.service ]
+	# The record helper's units: the socket enabled and listening, its
+	# template started per connection, not enabled.
+	[ -f /lib/systemd/system/gpuoversub-record@.service ]
+	[ -L /etc/systemd/system/sockets.target.wants/gpuoversub-record.socket ]
+	systemctl is-active gpuoversub-record.socket || { cat "$GOS_SYSTEMD_STATE/gpuoversub-record.socket.journal"; false; }
+	[ "$(stat -c '%F %a %U %G' "$RECORD_SOCK")" = "socket 660 root gpuoversub" ]
 	# The postinst started the unit: on a machine without a GPU, its
 	# ExecStartPre (gpuoversubd --check) refused, saying why.
 	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd || { journal; false; }
@@ -123,6 +143,25 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	[ "$(stat -c %U /proc/"$(daemon_pid)")" = gpuoversub ]
 	grep -E '^Cap(Eff|Bnd):' /proc/"$(daemon_pid)"/status
 	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$(daemon_pid)"/status)" -eq 2 ]
+}
+
+@test "the record helper's socket serves the daemon's user with an answer line, and no one else" {
+	# The installed template's command line, run as root per connection;
+	# no slurmdbd here, so the request fails, with the helper's line.
+	run record_request gpuoversub 7 1733140000
+	echo "$output"; cat "$GOS_SYSTEMD_STATE/gpuoversub-record.socket.journal"
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^(written|failed|not\ ended|refused)\  ]]
+	# Another user's connection is refused by the socket's mode ...
+	run record_request nobody 7 1733140000
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *"cannot reach the record helper at $RECORD_SOCK: Permission denied" ]]
+	# ... and, in the socket's group, by the helper (SO_PEERCRED's uid).
+	run record_request nobody:gpuoversub 7 1733140000
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "refused uid $(id -u nobody) is not gpuoversub" ]
 }
 
 @test "DKMS builds and installs the module from gpuoversub-dkms" {
@@ -152,7 +191,7 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	b=$(submit --gres=shard:1 --gpu-mem-oversub=2 "$(job_script b 5)")	# 320 MiB of 256
 	wait_until 30 json_ok status "sum(t['demand'] for t in d['gpus'][0]['tenants']) == 320 * $MiB and \
 		sum(t['host'] for t in d['gpus'][0]['tenants']) > 0"
-	before=$(daemon_pid)
+	before=$(daemon_pid) socket_before=$(socket_pid)
 
 	systemd_apt install -y -q $(debs "$GOS_DEBS_NEXT") >"$PKG_DIR/upgrade.log" 2>&1 || { cat "$PKG_DIR/upgrade.log"; false; }
 	for p in "${PACKAGES[@]}"; do [ "$(dpkg-query -W -f '${Version}' "$p")" = "$next" ]; done
@@ -160,6 +199,8 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	after=$(daemon_pid)
 	[ "$after" != "$before" ]
 	wait_until 10 answers || { journal; false; }
+	# ... and the record helper's socket (a new listener, at the same path).
+	systemctl is-active gpuoversub-record.socket && [ "$(socket_pid)" != "$socket_before" ] && [ -S "$RECORD_SOCK" ]
 	# ... the agents came back to it, and each job counts once.
 	wait_until 30 json_ok status "d['agents'] == 2 and len(d['gpus'][0]['tenants']) == 2"
 	json_ok jobs "sorted(j['job'] for j in d) == sorted([$a, $b]) and all(j['tasks'] == 1 for j in d)"
@@ -188,23 +229,25 @@ assert sum(r["bytes_evicted"] for r in reports) > 0
 PY
 }
 
-@test "purge stops the daemon and leaves nothing behind, its user included" {
+@test "purge stops the daemon and the record helper's socket, and leaves nothing behind, its user included" {
 	slurm_down || true	# (its last kill may find nothing left)
-	pid=$(daemon_pid)
+	pid=$(daemon_pid) listener=$(socket_pid)
 	files=$(dpkg -L "${PACKAGES[@]}" | grep -vx '/\.' | sort -u)
 	systemd_apt purge -y -q "${PACKAGES[@]}" >"$PKG_DIR/purge.log" 2>&1 || { cat "$PKG_DIR/purge.log"; false; }
 	! kill -0 "$pid" 2>/dev/null || false
+	! kill -0 "$listener" 2>/dev/null || false
 	! any_installed || false
 	# Each file the packages had, unless another package still owns it (a shared directory).
 	left=$(while read -r f; do if [ -e "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1; then echo "$f"; fi; done <<<"$files")
 	[ -z "$left" ] || { echo "left behind: $left"; false; }
 	for f in /etc/gpuoversub /var/lib/gpuoversub /var/log/gpuoversub /run/gpuoversub \
 		/etc/slurm/plugstack.conf.d/gpuoversub.conf "/usr/src/${MODULE/\//-}" /var/lib/dkms/gpuoversub \
-		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service; do
-		[ ! -e "$f" ] || { echo "left behind: $f"; false; }
+		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service "$RECORD_SOCK" \
+		/etc/systemd/system/sockets.target.wants/gpuoversub-record.socket; do
+		[ ! -e "$f" ] && [ ! -L "$f" ] || { echo "left behind: $f"; false; }
 	done
 	[ -z "$(find /lib/modules -name 'gpuoversub.ko*')" ]
-	! grep -rqs gpuoversubd /var/lib/systemd/deb-systemd-helper-enabled || false
+	! grep -rqs 'gpuoversubd\|gpuoversub-record' /var/lib/systemd/deb-systemd-helper-enabled || false
 	! getent passwd gpuoversub || false
 	! getent group gpuoversub || false
 }
