@@ -243,8 +243,49 @@ the_facts_reader_reaches_slurmctld() {
 	return $rc
 }
 
+# The record helper (gpuoversub-record.socket, Accept=yes): enabled and
+# listening from boot where the packages installed it (started here where
+# make install did), root's, the daemon's group's, 0660. A connection of
+# the daemon's user gets the helper's answer line (no slurmdbd here: a
+# failure, in its form); another user's is refused by the socket's mode,
+# and one in the daemon's group by the helper (SO_PEERCRED). The answers'
+# statuses are SuccessExitStatus=: no instance is left failed.
+record_sock=/run/gpuoversub-record.sock
+record_request() {	# USER GROUP: one request as the daemon sends it, as USER in GROUP
+	setpriv --reuid="$1" --regid="$2" --clear-groups \
+		/opt/gos/gos_record_request --connect $record_sock 7 1733140000 </opt/gos/record.txt
+}
+record_instances() { systemctl list-units --all --plain --no-legend "$@" 'gpuoversub-record@*'; }
+the_record_helper_serves_the_daemon_user_only() {
+	local out rc=0
+	if [ -e /opt/gos/from-packages ]; then
+		[ "$(systemctl is-enabled gpuoversub-record.socket)" = enabled ] ||
+			{ echo "the socket is $(systemctl is-enabled gpuoversub-record.socket)"; return 1; }
+	else
+		systemctl start gpuoversub-record.socket || return 1
+	fi
+	[ "$(systemctl show -P ActiveState gpuoversub-record.socket)" = active ] &&
+		[ "$(systemctl show -P Listen gpuoversub-record.socket)" = "$record_sock (Stream)" ] ||
+		{ systemctl status --no-pager gpuoversub-record.socket; return 1; }
+	[ "$(stat -c '%F %a %U %G' $record_sock)" = "socket 660 root gpuoversub" ] || { ls -l $record_sock; rc=1; }
+	out=$(record_request gpuoversub gpuoversub)
+	[[ $? -eq 0 && $out =~ ^(written|failed|not\ ended|refused)\  ]] || { echo "gpuoversub was answered '$out'"; rc=1; }
+	echo "gpuoversub: $out"
+	out=$(record_request gosuser gosuser 2>&1)
+	[[ $? -eq 1 && $out == *"cannot reach the record helper at $record_sock: Permission denied" ]] ||
+		{ echo "gosuser was answered '$out'"; rc=1; }
+	out=$(record_request gosuser gpuoversub)
+	[[ $? -eq 0 && $out == "refused uid 4242 is not gpuoversub" ]] ||
+		{ echo "gosuser in group gpuoversub was answered '$out'"; rc=1; }
+	wait_until 10 bash -c "[ -z \"\$(systemctl list-units --all --plain --no-legend --state=active,activating,deactivating 'gpuoversub-record@*')\" ]" ||
+		{ echo "instances still running:"; record_instances; rc=1; }
+	[ -z "$(record_instances --state=failed)" ] || { echo "failed instances:"; record_instances --state=failed; rc=1; }
+	[ $rc -eq 0 ] || journalctl -u gpuoversub-record.socket -u 'gpuoversub-record@*' --no-pager -n 20 -o short-monotonic
+	return $rc
+}
+
 # apt purges the packages (last: the daemon is gone after it): prerm
-# stops the unit, postrm takes its directories, its user and group, and
+# stops the units (the daemon's and the record helper's socket), postrm takes its directories, its user and group, and
 # gives the loaded module's control node back to root; nothing of the
 # daemon's user runs on.
 purge_stops_it_and_leaves_nothing() {
@@ -253,12 +294,14 @@ purge_stops_it_and_leaves_nothing() {
 	DEBIAN_FRONTEND=noninteractive apt-get purge -y -q gpuoversub libgpuoversub || return 1
 	! kill -0 "$pid" 2>/dev/null || { echo "the daemon ($pid) still runs"; rc=1; }
 	[ -z "$(ps -o pid= -u "$uid")" ] || { echo "uid $uid still runs:"; ps -o pid,cmd -u "$uid"; rc=1; }
-	[ "$(systemctl show -P LoadState gpuoversubd)" = not-found ] ||
-		{ echo "the unit is $(systemctl show -P LoadState gpuoversubd)"; rc=1; }
+	for u in gpuoversubd.service gpuoversub-record.socket; do
+		[ "$(systemctl show -P LoadState $u)" = not-found ] || { echo "$u is $(systemctl show -P LoadState $u)"; rc=1; }
+	done
 	for f in /etc/gpuoversub /var/lib/gpuoversub /var/log/gpuoversub /run/gpuoversub /usr/sbin/gpuoversubd \
-		/usr/lib/libgpuoversub.so /lib/systemd/system/gpuoversubd.service /usr/lib/systemd/system/gpuoversubd.service \
-		/etc/systemd/system/multi-user.target.wants/gpuoversubd.service; do
-		[ ! -e "$f" ] || { echo "left behind: $f"; rc=1; }
+		/usr/lib/libgpuoversub.so /etc/systemd/system/multi-user.target.wants/gpuoversubd.service \
+		/etc/systemd/system/sockets.target.wants/gpuoversub-record.socket $record_sock \
+		{/lib,/usr/lib}/systemd/system/{gpuoversubd.service,gpuoversub-record.socket,gpuoversub-record@.service}; do
+		[ ! -e "$f" ] && [ ! -L "$f" ] || { echo "left behind: $f"; rc=1; }
 	done
 	! getent passwd gpuoversub && ! getent group gpuoversub || { echo "the user or group is left"; rc=1; }
 	[ "$(stat -c %U /dev/gpuoversub-control)" = root ] || { ls -l /dev/gpuoversub-control; rc=1; }
@@ -283,9 +326,10 @@ check "the Prometheus textfile is written" the_textfile_is_written
 check "the report is written and readable by its owner only" the_owner_reads_the_report
 check "the sandbox and the daemon's user refuse a directory outside them, by name" the_sandbox_refuses_a_directory_outside_it
 check "the daemon, not root, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
+check "the record helper's socket answers the daemon's user, refuses others" the_record_helper_serves_the_daemon_user_only
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
 [ ! -e /opt/gos/from-packages ] ||
-	check "apt purges the packages: the daemon stopped, nothing of it left, its user included" \
+	check "apt purges the packages: the daemon and the record socket stopped, nothing of them left, the user included" \
 		purge_stops_it_and_leaves_nothing
 echo "1..$n"
 echo "GOS: done, $failed failed"

@@ -70,7 +70,10 @@ else
 	# The daemon's user, as a package's postinst makes it (sysusers.d).
 	systemd-sysusers --root="$root" gpuoversub.conf >/dev/null
 fi
-install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" $here/guest.sh "$root/opt/gos/"
+install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" "$BUILD/tests/tools/gos_record_request" \
+	$here/guest.sh "$root/opt/gos/"
+# A record as the daemon sends the record helper (its golden segment).
+head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/' >"$root/opt/gos/record.txt"
 install -m 0644 tests/integration/wait.bash "$root/opt/gos/"
 ln -sf /usr/lib/libgpuoversub.so "$root/opt/gos/libgpuoversub.so"
 install -m 0755 "$BUILD/tests/fakecuda/libcuda.so.1" "$root/opt/gos/fakecuda/"
@@ -79,7 +82,7 @@ install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
 # root lacks it.
 source tests/tools/guest_libraries.bash
 copy_libraries "$root" "$root/usr/sbin/gpuoversubd" "$root/usr/bin/gpuoversubctl" \
-	"$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" "$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" \
+	"$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" "$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" "$root/opt/gos/gos_record_request" \
 	"$root/opt/gos/fakecuda/libcuda.so.1"
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
