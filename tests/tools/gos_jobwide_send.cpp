@@ -70,14 +70,21 @@ std::vector<std::string> split(const std::string &s)
 	}
 }
 
+// JOB RUN START at A, NODE at NODE.
+jobwide::Payload payload_of(char **a, char *node)
+{
+	jobwide::Payload p;
+	p.job = static_cast<std::uint32_t>(number(a[0]));
+	p.run = static_cast<std::uint32_t>(number(a[1]));
+	p.start = static_cast<std::int64_t>(number(a[2]));
+	p.node = node;
+	return p;
+}
+
 int end_of_run(char **a)
 {
 	// SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART
-	jobwide::Payload p;
-	p.job = static_cast<std::uint32_t>(number(a[2]));
-	p.run = static_cast<std::uint32_t>(number(a[3]));
-	p.start = static_cast<std::int64_t>(number(a[4]));
-	p.node = a[6];
+	jobwide::Payload p = payload_of(a + 2, a[6]);
 	std::string nodelist = a[7], part = a[8];
 	gos_req_jobwide head{};
 	head.job_id = p.job;
@@ -109,11 +116,7 @@ int end_of_run(char **a)
 int to_door(char **a)
 {
 	// HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
-	jobwide::Payload p;
-	p.job = static_cast<std::uint32_t>(number(a[4]));
-	p.run = static_cast<std::uint32_t>(number(a[5]));
-	p.start = static_cast<std::int64_t>(number(a[6]));
-	p.node = a[7];
+	jobwide::Payload p = payload_of(a + 4, a[7]);
 	p.writers = split(a[8]);
 	p.part = a[9];
 	std::string frame = frame_of(a[3], p);

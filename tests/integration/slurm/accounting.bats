@@ -305,6 +305,17 @@ node1_writes() {
 	gos_daemon_start
 }
 
+# A node's part, as JSON: NODE, its GPU's bus id, the bytes it evicted.
+part_json() {
+	printf '{"node":"%s","run":0,"gpus":["%s"],"peak_dev":1000,"peak_host":0,"evicted":%s,"returned":%s,"oversub_s":1,"p99_us":9,"end":""}' \
+		"$1" "$2" "$3" "$3"
+}
+
+# A job that has ended: its id in id, its start in s.
+ended_job() {
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true) && job_completed "$id" && s=$(start_of "$id")
+}
+
 # A second gpuoversubd, node2's, on 127.0.0.2 and the same port $1.
 node2_up() {
 	local d=$GOS_DIR/node2
@@ -327,14 +338,12 @@ node2_up() {
 	local port part s send=$GOS_BUILD/tests/tools/gos_jobwide_send
 	port=$(slurm_free_port)
 	node1_writes "$port"
-	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
-	job_completed "$id"
-	s=$(start_of "$id")
+	ended_job
 	local log_from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
 	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 1 node1 node1 -
 	echo "$output"
 	[ "$status" -eq 0 ] && [ "$output" = "ok $s 0" ]
-	part='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":33554432,"peak_host":0,"evicted":7,"returned":7,"oversub_s":1.5,"p99_us":20,"end":""}'
+	part=$(part_json node1 0000:17:00.0 7)
 	door() { "$send" door 127.0.0.1 "$port" - "$GOS_MUNGE_SOCK" "$id" 0 "$s" "$@"; }
 	# Busy until the daemon has read slurmctld's node table, which a part asks for.
 	wait_until 60 eval '[ "$(door node1 node1 "$part")" = taken ]' || {
@@ -373,11 +382,9 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 	port=$(slurm_free_port)
 	node1_writes "$port"
 	node2_up "$port"
-	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
-	job_completed "$id"
-	s=$(start_of "$id")
-	p1='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":1000,"peak_host":0,"evicted":3,"returned":3,"oversub_s":1,"p99_us":9,"end":""}'
-	p2='{"node":"node2","run":0,"gpus":["0000:18:00.0"],"peak_dev":2000,"peak_host":0,"evicted":4,"returned":4,"oversub_s":2,"p99_us":7,"end":""}'
+	ended_job
+	p1=$(part_json node1 0000:17:00.0 3)
+	p2=$(part_json node2 0000:18:00.0 4)
 	run "$send" end "$GOS_DIR/node2/s.sock" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node2 "node[1-2]" "$p2"
 	echo "$output"
 	[ "$output" = "ok $s 0" ]
@@ -404,11 +411,9 @@ assert sorted(p["node"] for p in file["parts"]) == ["node1", "node2"] and file["
 	local port s p1 p2 send=$GOS_BUILD/tests/tools/gos_jobwide_send
 	port=$(slurm_free_port)
 	node1_writes "$port"
-	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
-	job_completed "$id"
-	s=$(start_of "$id")
-	p1='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":1000,"peak_host":0,"evicted":3,"returned":3,"oversub_s":1,"p99_us":9,"end":""}'
-	p2='{"node":"node2","run":0,"gpus":["0000:18:00.0"],"peak_dev":2000,"peak_host":0,"evicted":4,"returned":4,"oversub_s":2,"p99_us":7,"end":""}'
+	ended_job
+	p1=$(part_json node1 0000:17:00.0 3)
+	p2=$(part_json node2 0000:18:00.0 4)
 	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
 	echo "$output"
 	[ "$output" = "ok $s 0" ]
