@@ -1,7 +1,9 @@
 # Sourced by the daemon's bats tests: a real gpuoversubd with one simulated
 # 2 GiB GPU, in a directory of its own.
 #   daemon_up [POLICY_LINES]  starts it in D, a new directory unless set, with
-#                             chunk_size CHUNK (2M unless set);
+#                             chunk_size CHUNK (2M unless set) and REPORTS,
+#                             more keys of its reports: map (e.g.
+#                             "admin_comment: true"), when set;
 #                             policy D/p.yaml, socket D/s.sock, log D/log; sets PID
 #   daemon_down               stops it and removes D
 
@@ -11,7 +13,7 @@ daemon_up() {
 	cat >"$D/p.yaml" <<EOP
 socket: $D/s.sock
 state_dir: $D/state
-reports: {dir: $D/reports}
+reports: {dir: $D/reports${REPORTS:+, $REPORTS}}
 chunk_size: ${CHUNK:-2M}
 simulated_gpus:
   - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
