@@ -252,6 +252,10 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	scontrol update job "$id" AdminComment="$site1"
 	release wr "$id"
 	wait_until 30 eval "[ \"\$(sacct -j $id -X -D -n -P -o AdminComment | grep -c '^site=')\" -eq 2 ]"
+	# slurmdbd ends run 0's record a little after the requeue: under load
+	# (the sanitizer suite) after the site texts are in.
+	wait_until 30 eval "[ \"\$(sacct -j $id -X -D -n -P -o End | sed -n 1p)\" != Unknown ]" ||
+		{ sacct -j "$id" -X -D -n -P -o JobID,State,Start,End; false; }
 
 	local pat='"gos"' rep="\"it's\":1,\"gos\""
 	run facts --write-record "$id" "$s0" <<<"${record/"$pat"/"$rep"}"
