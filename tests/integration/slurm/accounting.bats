@@ -191,6 +191,10 @@ facts_name_run() {
 	# A requeued job begins again only after its credential could expire
 	# (BeginTime); the test does not wait for that.
 	wait_until 30 in_state "$id" PENDING 1
+	# Run 1 starts once run 0 is gone from the daemon (its epilog's
+	# JOB_END). In one CI run under load, run 1 started sooner and failed
+	# at once; its output was gone, so the cause is not known.
+	wait_until 60 eval '! has_tenant "$id"'
 	scontrol update job "$id" StartTime=now
 	wait_until 60 in_state "$id" RUNNING 1
 	facts_name_run "$id" 1
