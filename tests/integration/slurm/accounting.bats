@@ -324,6 +324,15 @@ ended_job() {
 	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true) && job_completed "$id" && s=$(start_of "$id")
 }
 
+# The epilog's run end of job $id (run 0, started $s) to the daemon at
+# SOCKET ($1): NODE ($2) of NUM_NODES ($3) in NODELIST ($4), with PART ($5,
+# "-" for none). The daemon must take it, naming that run.
+run_end_taken() {
+	run "$GOS_BUILD/tests/tools/gos_jobwide_send" end "$1" "$GOS_MUNGE_SOCK" "$id" 0 "$s" "$3" "$2" "$4" "$5"
+	echo "$output"
+	[ "$status" -eq 0 ] && [ "$output" = "ok $s 0" ]
+}
+
 # A second gpuoversubd, node2's, on 127.0.0.2 and the same port $1.
 node2_up() {
 	local d=$GOS_DIR/node2
@@ -348,9 +357,7 @@ node2_up() {
 	node1_writes "$port"
 	ended_job
 	local log_from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
-	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 1 node1 node1 -
-	echo "$output"
-	[ "$status" -eq 0 ] && [ "$output" = "ok $s 0" ]
+	run_end_taken "$GOS_SOCK" node1 1 node1 -
 	part=$(part_json node1 0000:17:00.0 7)
 	door() { "$send" door 127.0.0.1 "$port" - "$GOS_MUNGE_SOCK" "$id" 0 "$s" "$@"; }
 	# Busy until the daemon has read slurmctld's node table, which a part asks for.
@@ -386,19 +393,15 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 # node2's part from node2's NodeAddr to node1's door; the record in sacct
 # and the job-wide file hold both.
 @test "a part sent by another node's daemon and the writer's own make one record" {
-	local port s p1 p2 send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	local port s p1 p2
 	port=$(slurm_free_port)
 	node1_writes "$port"
 	node2_up "$port"
 	ended_job
 	p1=$(part_json node1 0000:17:00.0 3)
 	p2=$(part_json node2 0000:18:00.0 4)
-	run "$send" end "$GOS_DIR/node2/s.sock" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node2 "node[1-2]" "$p2"
-	echo "$output"
-	[ "$output" = "ok $s 0" ]
-	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
-	echo "$output"
-	[ "$output" = "ok $s 0" ]
+	run_end_taken "$GOS_DIR/node2/s.sock" node2 2 "node[1-2]" "$p2"
+	run_end_taken "$GOS_SOCK" node1 2 "node[1-2]" "$p1"
 	wait_until 60 eval "sacct -j $id -X -n -P -o AdminComment | grep -qF '\"parts\":2'" || {
 		tail -n 20 "$GOS_DIR/log/gpuoversubd.log" "$GOS_DIR/node2/log"; false; }
 	local file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
@@ -422,9 +425,7 @@ assert sorted(p["node"] for p in file["parts"]) == ["node1", "node2"] and file["
 	ended_job
 	p1=$(part_json node1 0000:17:00.0 3)
 	p2=$(part_json node2 0000:18:00.0 4)
-	run "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 2 node1 "node[1-2]" "$p1"
-	echo "$output"
-	[ "$output" = "ok $s 0" ]
+	run_end_taken "$GOS_SOCK" node1 2 "node[1-2]" "$p1"
 	local journal=$GOS_DIR/gos-state/jobwide-$id-$s.jsonl
 	# Its own part is opened on a worker, then journaled: a head line and a part.
 	wait_until 30 eval '[ "$(wc -l <"$journal")" -eq 2 ]' || { cat "$journal"; false; }
