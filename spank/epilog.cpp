@@ -20,20 +20,11 @@ extern "C" {
 #include "common/util/atomic_file.hpp"
 #include "common/config/config.hpp"
 #include "common/report/report_text.hpp"
-#include "spank/comment_update.hpp"
 #include "spank/daemon_calls.hpp"
+#include "spank/run_end.hpp"
 
 namespace gos::spank {
 namespace {
-
-// For the tests that force the nodes' updates to race: slurmd's environment
-// (which slurmstepd inherits, and no job can set) may widen each node's
-// read-to-write window, GOS_TEST_COMMENT_PAUSE_MS, up to 5 s.
-unsigned test_comment_pause_ms()
-{
-	const char *v = std::getenv("GOS_TEST_COMMENT_PAUSE_MS");
-	return v ? static_cast<unsigned>(std::min(std::strtoul(v, nullptr, 10), 5000ul)) : 0;
-}
 
 // The policy file's or the plugstack's word on AdminComment.
 bool comment_wanted(const PlugstackArgs &args)
@@ -68,56 +59,40 @@ void no_report(std::uint64_t job, const proto::Reply &rep)
 		slurm_error("[gpuoversub] job %lu: no eviction report: %s", static_cast<unsigned long>(job), rep.error.c_str());
 }
 
-} // namespace
-
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step)
+// This node's part of the run: its final report, or an empty one where the
+// job asked for gpuoversub and ran no step here (so that the writer counts
+// the node in, not missing).
+void job_wide_part(const PlugstackArgs &args, const EpilogRun &run, const std::optional<report::Report> &report)
 {
-	if (!comment_wanted(args))
-		return;
-	gos_req_job req{job};
-	proto::Reply rep = ask_daemon(args.socket, [&](proto::Client &c) { return c.report(req); });
-	if (rep.status)
-		return no_report(job, rep);
-	auto report = parsed_report(rep.body);
-	if (!report || report->ended.empty())
-		return;	// other steps still run; the last one comments
 	try {
-		// Through the Slurm API of the slurmstepd that runs the hook (it
-		// links libslurmfull): no scontrol, no PATH or SLURM_CONF to find.
-		if (who.node.empty())
-			who.node = report->node;
-		CommentOutcome o = put_node_part(job, *report, who, test_comment_pause_ms());
-		if (!o.ok)
-			slurm_error("[gpuoversub] job %lu: AdminComment not set: %s", static_cast<unsigned long>(job),
-				    o.error.c_str());
-		else if (o.attempts > 1)
-			slurm_info("[gpuoversub] job %lu: AdminComment set at attempt %d (other nodes wrote at once)",
-				   static_cast<unsigned long>(job), o.attempts);
-		if (o.ok && batch_step) {
-			std::string names;
-			for (const auto &n : wait_for_all_parts(job, std::chrono::seconds(30)))
-				names += " " + n;
-			if (!names.empty())
-				slurm_error("[gpuoversub] job %lu: no part in AdminComment from node(s)%s after 30 s",
-					    static_cast<unsigned long>(job), names.c_str());
-		}
+		const config::Config cfg = config::load_config(args.config);
+		if (report)
+			return send_part(args, cfg, run, *report);
+		report::Report none;
+		none.job = run.head.job_id;
+		send_part(args, cfg, run, none);
 	} catch (const std::exception &e) {
-		slurm_error("[gpuoversub] job %lu: report incomplete: %s", static_cast<unsigned long>(job), e.what());
+		slurm_error("[gpuoversub] job %lu: no job-wide part: %s", static_cast<unsigned long>(run.head.job_id), e.what());
 	}
 }
 
-void report_job_end(const PlugstackArgs &args)
+} // namespace
+
+void report_job_end(const PlugstackArgs &args, bool asked)
 {
 	const char *id = std::getenv("SLURM_JOB_ID");
 	if (!id)
 		return;
 	gos_req_job req{std::strtoull(id, nullptr, 10)};
+	std::optional<EpilogRun> run = comment_wanted(args) ? epilog_run(args, req.job_id) : std::nullopt;
 	// Ends what its steps left (ENOENT: they all ended, or it was never ours).
 	ask_daemon(args.socket, [&](proto::Client &c) { return c.job_end(req); });
 	proto::Reply rep = ask_daemon(args.socket, [&](proto::Client &c) { return c.report(req); });
+	std::optional<report::Report> report = rep.status ? std::nullopt : parsed_report(rep.body);
+	if (run && (report || asked))
+		job_wide_part(args, *run, report);
 	if (rep.status)
 		return no_report(req.job_id, rep);
-	auto report = parsed_report(rep.body);
 	if (!report) {
 		slurm_error("[gpuoversub] job %s: the daemon's report is not one", id);
 		return;

@@ -1,23 +1,16 @@
-// The end of a job: the epilog ends the job in gpuoversubd (whatever steps
-// did not), logs its report's summary and makes sure the report is on
-// disk; the last step's exit puts the node's part in AdminComment, while
-// slurmctld still accepts it (it refuses updates once the job finished).
-// Failures only log: a non-zero epilog would drain the node.
+// The end of a job on this node: the epilog (root) ends the job in
+// gpuoversubd (whatever steps did not), logs its report's summary, makes
+// sure the report is on disk and, when AdminComment is wanted, hands this
+// node's part of the run to the daemon for the job-wide record
+// (run_end.hpp). Failures only log: a non-zero epilog would drain the node.
 #pragma once
 
-#include <cstdint>
-#include <string>
-
-#include "spank/comment_update.hpp"
 #include "spank/plugstack_args.hpp"
 
 namespace gos::spank {
 
-void report_job_end(const PlugstackArgs &args);
-// If the job's report on this node is final and AdminComment is wanted,
-// puts this node's part in it (comment_update.hpp). who.node empty: the
-// report's host name.
-// The batch step then waits for the other nodes' parts (comment_update.hpp).
-void comment_when_over(const PlugstackArgs &args, std::uint64_t job, PartOf who, bool batch_step);
+// ASKED: the job asked for --gpu-mem-oversub (its option, as the epilog
+// sees it), so this node has a part even where no step of it ran.
+void report_job_end(const PlugstackArgs &args, bool asked);
 
 } // namespace gos::spank

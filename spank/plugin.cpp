@@ -21,7 +21,7 @@
 // spank.h declares the hooks outside its extern "C". The plugin's identity
 // for Slurm's loader (SPANK_PLUGIN) is in series.cpp.
 extern "C" {
-#include <slurm/slurm.h>	// SLURM_BATCH_SCRIPT
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 }
 
@@ -290,23 +290,6 @@ int remote_task_privileged(spank_t sp)
 	return 0;
 }
 
-// The part of AdminComment this node writes, from the step's environment:
-// Slurm's name for the node, the run (SLURM_RESTART_COUNT, set by
-// slurmstepd from the first requeue on: a requeue that comes as the step
-// ends, a node having failed, has already counted the next run in the job
-// record; before it, the job's own, which put_node_part checks against
-// slurmctld's count) and the job's nodes (a requeued job's record has none).
-PartOf part_of(spank_t sp)
-{
-	auto env = [sp](const char *name) {
-		char value[4096] = "";
-		return spank_getenv(sp, name, value, sizeof value) == ESPANK_SUCCESS ? std::string(value) : std::string();
-	};
-	std::string restarts = env("SLURM_RESTART_COUNT");
-	return {env("SLURMD_NODENAME"), restarts.empty() ? 0 : static_cast<int>(std::strtol(restarts.c_str(), nullptr, 10)),
-		env("SLURM_JOB_NODELIST")};
-}
-
 int remote_exit(spank_t sp)
 {
 	if (!state.managed)
@@ -316,7 +299,6 @@ int remote_exit(spank_t sp)
 	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.step_end(ref); });
 	if (o.status && o.status != -ENOENT)
 		slurm_error("[gpuoversub] job %u step %u: ending the step: %s", job, step, o.error.c_str());
-	comment_when_over(state.args, job, part_of(sp), step == SLURM_BATCH_SCRIPT);
 	return 0;
 }
 
@@ -386,13 +368,16 @@ GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
 }
 
 // Slurm calls no init in the epilog's process: the arguments come here.
-GOS_EXPORT int slurm_spank_job_epilog(spank_t, int ac, char *av[])
+GOS_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char *av[])
 {
 	if (other_series())
 		return 0;
 	PlugstackArgs args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
 	for (const auto &e : args.errors)
 		slurm_error("[gpuoversub] %s", e.c_str());
-	report_job_end(args);
+	// slurmd hands the epilog the job's SPANK options (its SPANK_
+	// environment), which only the job's own submission can set.
+	char *factor = nullptr;
+	report_job_end(args, spank_option_getopt(sp, &oversub_option, &factor) == ESPANK_SUCCESS);
 	return 0;	// never non-zero: that would drain the node
 }

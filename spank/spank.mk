@@ -1,6 +1,6 @@
 # The SPANK plugin, loaded by slurmstepd: hardened, never sanitized, its
 # own C++ runtime, only the SPANK symbols out.
-SPANK_SRC := $(wildcard spank/*.cpp) $(COMMON_SRC)
+SPANK_SRC := $(wildcard spank/*.cpp) $(COMMON_SRC) $(MUNGE_SRC)
 SPANK_OBJ := $(SPANK_SRC:%.cpp=$(UNSAN)/%.o)
 SPANK_LIB := $(BUILD)/lib/spank_gpuoversub.so
 # Its logic that needs no Slurm, for the unit tests.
@@ -18,7 +18,7 @@ $(SPANK_LIB): SAN :=
 $(SPANK_LIB): $(SPANK_OBJ) spank/spank.map
 	@mkdir -p $(@D)
 	$(CXX_LINK) $(SO_LDFLAGS) -Wl,--version-script=spank/spank.map -static-libstdc++ -static-libgcc \
-		$(SPANK_OBJ) -o $@ -lyaml
+		$(SPANK_OBJ) -o $@ -lyaml $(MUNGE_LIBS)
 
 ALL += $(SPANK_LIB)
 
@@ -35,7 +35,7 @@ $(SPANK_OTHER_DIR)/series.o: spank/series.cpp
 $(SPANK_OTHER_LIB): SAN :=
 $(SPANK_OTHER_LIB): $(filter-out $(UNSAN)/spank/series.o,$(SPANK_OBJ)) $(SPANK_OTHER_DIR)/series.o spank/spank.map
 	$(CXX_LINK) $(SO_LDFLAGS) -Wl,--version-script=spank/spank.map -static-libstdc++ -static-libgcc \
-		$(filter %.o,$^) -o $@ -lyaml
+		$(filter %.o,$^) -o $@ -lyaml $(MUNGE_LIBS)
 CHECK_DEPS += $(SPANK_OTHER_LIB)
 
 INSTALL_STEPS += install-spank

@@ -19,9 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "common/jobwide/frame.hpp"
+#include "common/jobwide/seal.hpp"
 #include "common/proto/client.hpp"
-#include "common/util/munge.hpp"
 #include "daemon/gpud/jobwide_sender.hpp"
 
 using namespace gos;
@@ -47,15 +46,10 @@ std::uint64_t number(const char *text)
 
 std::string frame_of(const std::string &munge_socket, const jobwide::Payload &p)
 {
-	std::string text, credential;
-	if (auto why = jobwide::encode_payload(p, text))
-		fail("payload: " + *why);
-	if (auto why = munge::encode(text, ttl_s, munge_socket, credential))
-		fail("munge: " + *why);
-	jobwide::Bytes bytes;
-	if (auto why = jobwide::encode_frame({jobwide::Kind::part, p.node, p.job, credential}, bytes))
-		fail("frame: " + *why);
-	return std::string(bytes.begin(), bytes.end());
+	std::string frame;
+	if (auto why = jobwide::seal_part(p, ttl_s, munge_socket, frame))
+		fail(*why);
+	return frame;
 }
 
 std::vector<std::string> split(const std::string &s)

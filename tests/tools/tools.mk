@@ -2,9 +2,7 @@
 # the GPU suite, the demo and the benchmarks: gos_register plays the SPANK
 # plugin, gos_testapp a CUDA application (driven line by line), and
 # libnccl-standin.so, beside it, a communication library; gos_flood a
-# hostile neighbour flooding the daemon's socket; gos_comment one node's
-# epilog writing its part of AdminComment, to race several at once;
-# gos_hostlist the hostlist code, to check against scontrol; gos_munge the
+# hostile neighbour flooding the daemon's socket; gos_hostlist the hostlist code, to check against scontrol; gos_munge the
 # MUNGE wrapper, against the Slurm tests' munged; gos_record_request
 # gpuoversubd's request to the record helper; gos_jobwide_send a node's
 # sealed part, to its daemon as the epilog sends it or straight to a door.
@@ -12,7 +10,6 @@ GOS_REGISTER := $(BUILD)/tests/tools/gos_register
 GOS_FLOOD := $(BUILD)/tests/tools/gos_flood
 TESTAPP := $(BUILD)/tests/tools/gos_testapp
 NCCL_STANDIN := $(BUILD)/tests/tools/libnccl-standin.so
-GOS_COMMENT := $(BUILD)/tests/tools/gos_comment
 GOS_HOSTLIST := $(BUILD)/tests/tools/gos_hostlist
 GOS_RECORD_REQUEST := $(BUILD)/tests/tools/gos_record_request
 GOS_MUNGE := $(BUILD)/tests/tools/gos_munge
@@ -39,20 +36,17 @@ $(TESTAPP): $(BUILD)/tests/tools/gos_testapp.o $(BUILD)/tests/tools/testapp_stre
 $(NCCL_STANDIN): $(BUILD)/tests/tools/nccl_standin.o $(FAKECUDA_LIB)
 	$(C_LINK) $(SO_LDFLAGS) $< -o $@ -L$(FAKECUDA_DIR) -lcuda
 
-$(GOS_COMMENT): $(BUILD)/tests/tools/gos_comment.o $(BUILD)/spank/comment_update.o $(LIBS)
-	$(CXX_LINK) $^ -o $@ -lslurm $(SYSLIBS)
-
 $(GOS_HOSTLIST): $(BUILD)/tests/tools/gos_hostlist.o $(COMMON_LIB)
 	$(CXX_LINK) $^ -o $@
 
 $(GOS_RECORD_REQUEST): $(BUILD)/tests/tools/gos_record_request.o $(BUILD)/daemon/gpud/record_helper.o
 	$(CXX_LINK) $^ -o $@
 
-$(GOS_MUNGE): $(BUILD)/tests/tools/gos_munge.o $(MUNGE_OBJ)
+$(GOS_MUNGE): $(BUILD)/tests/tools/gos_munge.o $(MUNGE_OBJ) $(LIBS)
 	$(CXX_LINK) $^ -o $@ $(MUNGE_LIBS)
 
 $(GOS_JOBWIDE_SEND): $(BUILD)/tests/tools/gos_jobwide_send.o $(MUNGE_OBJ) $(LIBS)
 	$(CXX_LINK) $^ -o $@ $(MUNGE_LIBS) $(SYSLIBS)
 
-TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_COMMENT) $(GOS_HOSTLIST) $(GOS_MUNGE) $(GOS_RECORD_REQUEST) \
+TEST_TOOLS := $(GOS_REGISTER) $(GOS_FLOOD) $(TESTAPP) $(NCCL_STANDIN) $(GOS_HOSTLIST) $(GOS_MUNGE) $(GOS_RECORD_REQUEST) \
 	$(GOS_JOBWIDE_SEND)

@@ -109,27 +109,41 @@ favoured() {
 # Whether the daemon's log from line $1 on has a line with $2.
 logged_since() { tail -n +"$1" "$GOS_DIR/log/gpuoversubd.log" | grep -qF "$2"; }
 
-@test "sacct shows the job's totals and its node's part in AdminComment" {
-	plugstack report_admin_comment=yes
-	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub \
-		--wrap "echo 'alloc b 32
+# Issue 30, step 7: the epilog hands the node's part to its daemon, the
+# run's writer (node1, the job's first node), which writes the run's
+# version 3 record into accounting once; nothing reads or writes the field
+# through slurmctld. A job's own SLURM_RESTART_COUNT does not name its run:
+# the epilog's environment is slurmd's (issue 31, finding 8).
+@test "sacct shows the job's totals in its run's record, written once by the job's writer" {
+	node1_writes "$(slurm_free_port)"
+	id=$(SLURM_RESTART_COUNT=2147483647 sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub \
+		--hold --wrap "echo 'alloc b 32
 verify b
 quit' | $GOS_BUILD/tests/tools/gos_testapp")
+	scontrol update job "$id" AdminComment="site: project climate"	# a site's, set before ours
+	scontrol release "$id"
 	job_completed "$id"
-	wait_until 30 eval "sacct -j $id -n -P -X -o AdminComment | grep -q 'gpuoversub={'"
+	wait_until 60 eval "sacct -j $id -n -P -X -o AdminComment | grep -q 'gpuoversub={'" || {
+		tail -n 20 "$GOS_DIR/log/gpuoversubd.log" "$GOS_DIR/log/slurmd.log"; false; }
 	sacct -j "$id" -n -P -X -o AdminComment
-	# The part is the job's own report's, and the job's total is that node's.
+	# The record is the job's own report's, and the job's total is that node's.
 	sacct -j "$id" -n -P -X -o AdminComment | python3 -c '
 import json, sys
-line, report = sys.stdin.read(), json.load(open(sys.argv[1]))
+line, report = sys.stdin.read().strip(), json.load(open(sys.argv[1]))
+assert line.startswith("site: project climate gpuoversub="), line
 ours = json.loads(line[line.index("gpuoversub=") + 11:])
-assert ours["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (ours, report["peak_device_bytes"])
-assert [p["node"] for p in ours["parts"]] == ["node1"] and ours["missing"] == [], ours' \
+assert ours["gos"] == 3 and ours["run"] == 0 and ours["writer"] == "node1", ours
+assert ours["n"] == 1 and ours["parts"] == 1 and ours["missing"] == "", ours
+assert ours["sum"]["peak_dev"] == report["peak_device_bytes"] == 32 << 20, (ours, report["peak_device_bytes"])' \
 		"$GOS_DIR/reports/job-$id.json"
-	# gpuoversubctl report finds the job-wide view in accounting.
-	run "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" report "$id"
+	[ -f "$GOS_DIR/reports/job-$id.run-0.jobwide.json" ]
+	# slurmctld's copy of the field is the site's alone.
+	run scontrol -o show job "$id"
+	[[ "$output" == *"AdminComment=site: project climate"* && "$output" != *gpuoversub=* ]]
+	# gpuoversubctl report finds the job-wide record in accounting.
+	run ctl report "$id"
 	echo "$output"
-	[[ "$output" == *"job-wide (AdminComment, from sacct): nodes node1, 1 run(s); no part from: none"* ]]
+	[[ "$output" == *"job-wide (AdminComment, from sacct): run 0, started "*", written by node1: parts from 1 of 1 nodes, 1 GPUs, 0 late"* ]]
 }
 
 @test "a QOS with a higher Priority gets the larger share under pressure" {

@@ -1,0 +1,21 @@
+#include "common/jobwide/seal.hpp"
+
+#include "common/util/munge.hpp"
+
+namespace gos::jobwide {
+
+std::optional<std::string> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame)
+{
+	std::string text, credential;
+	if (auto why = encode_payload(p, text))
+		return "the part does not encode: " + *why;
+	if (auto why = munge::encode(text, ttl, munge_socket, credential))
+		return "munged: " + *why;
+	Bytes bytes;
+	if (auto why = encode_frame({Kind::part, p.node, p.job, credential}, bytes))
+		return "the frame does not encode: " + *why;
+	frame.assign(bytes.begin(), bytes.end());
+	return std::nullopt;
+}
+
+} // namespace gos::jobwide
