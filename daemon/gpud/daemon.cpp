@@ -43,6 +43,10 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, EngineBackend engine)
 	}
 	ledger_.resume();
 	reconciler_.sweep();	// what ended while the daemon was away
+	// The facts of the jobs that go on read now, not at the next refresh:
+	// a Slurm 22.05 epilog takes its run's start from them (JOBWIDE_PART).
+	for (const auto &[id, job] : ledger_.jobs())
+		reconciler_.follow(id);
 }
 
 SessionId Daemon::open(const Peer &peer, std::function<void(proto::Bytes)> send, std::function<void()> hang_up)
