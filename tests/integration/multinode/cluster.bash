@@ -6,6 +6,9 @@
 # the test's Slurm clients live in a fourth namespace, the head. A bridge in
 # a fifth joins them through veth pairs on a private /24; no namespace has a
 # route beyond it. munge is shared: the harness's own munged (harness.bash).
+# Accounting is real: accounting.bash's MariaDB and slurmdbd on the head,
+# which the nodes' gpuoversubd reach at the head's address to write each
+# run's job-wide record.
 #   cluster_up DIR [PLUGSTACK_ARGS...]   cluster_down
 #   on_head CMD...       runs CMD where slurmctld is (sbatch, scontrol, sacct)
 #   on_node NODE CMD...  runs CMD inside NODE's namespaces
@@ -76,7 +79,7 @@ SlurmdPort=$(( ${GOS_SLURM_PORT:-16817} + 1 ))
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(accounting_conf)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=100
@@ -115,7 +118,8 @@ node_files() {
 	echo 'reconcile: {period: 5s, grace: 30s}' >>"$n/gpuoversub.yaml"
 	# The job-wide door (open: admin_comment is on) checks credentials with
 	# the harness's munged; the record is written as root, by the daemon.
-	echo "jobwide: {munge_socket: $GOS_MUNGE_SOCK, record_helper: direct}" >>"$n/gpuoversub.yaml"
+	# A node that never sends is named missing after 10 s, not a minute.
+	echo "jobwide: {munge_socket: $GOS_MUNGE_SOCK, record_helper: direct, wait: 10s}" >>"$n/gpuoversub.yaml"
 }
 
 node_daemon_start() {
@@ -175,7 +179,8 @@ cluster_up() {
 	GOS_DIR=$1; shift
 	GOS_SOCK=$GOS_DIR/node/run/gpuoversubd.sock GOS_MUNGE_SOCK=$GOS_DIR/munge/munge.socket
 	mkdir -p "$GOS_DIR"/{etc,state,spool,run,log,node}
-	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK GOS_MUNGE_SOCK
+	GOS_DBD_HOST=$(node_ip head)
+	export SLURM_CONF=$GOS_DIR/etc/slurm.conf GOS_DIR GOS_SOCK GOS_MUNGE_SOCK GOS_DBD_HOST
 	cluster_conf "$GOS_DIR/etc/plugstack.conf"
 	local g
 	for g in 0 1; do [ -e "$GOS_DIR/dev_gpu$g" ] || mknod "$GOS_DIR/dev_gpu$g" c 1 3; done
@@ -183,6 +188,8 @@ cluster_up() {
 		>"$GOS_DIR/etc/plugstack.conf"
 	gos_munge_start || return 1
 	cluster_net_up || { echo "the test network did not come up" >&2; return 1; }
+	on_head bash -c 'source tests/integration/slurm/harness.bash && accounting_up &&
+		sacctmgr -i add account acct1 >/dev/null && sacctmgr -i add user root account=acct1 >/dev/null' || return 1
 	# slurmctld knows itself by host name: the head's is "head".
 	on_head "${detached[@]}" unshare --uts -- sh -c 'hostname head && exec slurmctld -c' \
 		</dev/null >/dev/null 2>>"$GOS_DIR/log/head.log" || return 1
@@ -198,6 +205,7 @@ cluster_down() {
 		"$GOS_DIR/run/munged.pid"; do
 		pid=$(cat "$f" 2>/dev/null) && kill_pids "$pid"
 	done
+	accounting_down
 	kill_marked "$GOS_DIR"	# slurmstepds, tasks' leftovers
 	cluster_net_down
 }

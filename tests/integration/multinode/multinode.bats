@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # Jobs that span nodes, in a real three-node Slurm on this machine
 # (cluster.bash): each node in its own namespaces with its own gpuoversubd
-# and two simulated GPUs. Every node's epilog update of AdminComment is
-# forced to race the others' (GOS_TEST_COMMENT_PAUSE_MS in slurmd's
-# environment widens each node's read-to-write window). Needs root.
+# and two simulated GPUs, and real accounting on the head. Each node's
+# epilog hands its part of the run to its daemon, which sends it to the
+# run's writer, n1 (the first node), over the job-wide channel; n1 writes
+# the run's record into accounting once (issue 30). Needs root.
 
 load ../wait
 
@@ -11,9 +12,9 @@ setup_file() {
 	export BUILD=${BUILD:-build}
 	source tests/integration/multinode/cluster.bash
 	# A port of the caller's (copies of the suite running at once), or a random one.
-	export GOS_SLURM_PORT=${GOS_SLURM_PORT:-$(slurm_free_port)} GOS_TEST_COMMENT_PAUSE_MS=300
+	export GOS_SLURM_PORT=${GOS_SLURM_PORT:-$(slurm_free_port)}
 	dir=$(mktemp -d /tmp/gos-multi-XXXXXX)
-	cluster_up "$dir" report_admin_comment=yes 3>&- || { cluster_down; return 1; }
+	cluster_up "$dir" 3>&- || { cluster_down; return 1; }
 	export LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda FAKECUDA_MEMORY=256M FAKECUDA_DEVICES=2 \
 		FAKECUDA_STATE=$GOS_DIR/node/fakecuda.state ASAN_OPTIONS=verify_asan_link_order=0:fast_unwind_on_fatal=0
 }
@@ -28,20 +29,28 @@ setup() {
 	source tests/integration/multinode/cluster.bash
 }
 
-# The segment of job $1's AdminComment, as JSON.
-segment() {
-	on_head scontrol -o show job "$1" | python3 -c '
+# Job $1's job-wide records in accounting (sacct -D: one line per run), as
+# a JSON list of their segments.
+records() {
+	on_head sacct -j "$1" -X -D -n -P -o AdminComment | python3 -c '
 import json, sys
-line = sys.stdin.read()
-print(json.dumps(json.loads(line[line.index("gpuoversub=") + 11:].split(" ")[0])))'
+print(json.dumps([json.loads(l[l.index("gpuoversub=") + 11:]) for l in sys.stdin.read().splitlines() if "gpuoversub=" in l]))'
 }
-# Whether job $1's segment names $2 (JSON) as the nodes with no part.
-missing_is() {
-	on_head scontrol -o show job "$1" | python3 -c '
+# Whether job $1 has $2 records in accounting.
+has_records() { [ "$(records "$1" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')" -eq "$2" ]; }
+# Waits until job $1 has $2 records; shows what there is, and the writer's log, when it does not.
+records_come() {
+	wait_until 60 has_records "$1" "$2" && return 0
+	records "$1"; tail -n 8 "$GOS_DIR/log/gpuoversubd.n1.log"
+	return 1
+}
+# Whether job $1's one record names every node's part and none missing.
+whole_record() {
+	records_come "$1" 1 || return 1
+	records "$1" | python3 -c '
 import json, sys
-line = sys.stdin.read()
-at = line.find("gpuoversub=")
-sys.exit(0 if at >= 0 and json.dumps(json.loads(line[at + 11:].split(" ")[0])["missing"]) == sys.argv[1] else 1)' "$2"
+[o] = json.load(sys.stdin)
+assert o["n"] == 3 and o["parts"] == 3 and o["missing"] == "" and o["writer"] == "n1", o'
 }
 # A job on NODES nodes (more sbatch options after it) whose one step runs a
 # task per node: two 32 MiB buffers, written and checked, after HOLD seconds.
@@ -65,19 +74,27 @@ print(" ".join("%d:%.2f" % (g["gpu"], t["weight"]) for g in s["gpus"] for t in g
 }
 weights_are() { [ "$(weights_on "$1" "$2")" = "$3" ]; }
 
-@test "a job on three nodes: AdminComment holds each node's part and the totals, and each node reports its own" {
+@test "a job on three nodes: its record in accounting has every node's part and the totals, the writer's file every part, and each node reports its own" {
 	id=$(job_on 3 0 --gres=shard:2)
 	completed "$id"
 	cat "$GOS_DIR/out-$id.txt"
-	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-2000
-	segment "$id" | python3 -c '
+	records_come "$id" 1
+	on_head sacct -j "$id" -X -D -o JobID,NodeList,AdminComment%2000
+	records "$id" | python3 -c '
 import json, sys
-o = json.load(sys.stdin)
-nodes = sorted(p["node"] for p in o["parts"])
-assert nodes == ["n1", "n2", "n3"], o
-assert o["missing"] == [] and o["nodes"] == ["n1", "n2", "n3"], o
-assert all(p["peak_dev"] == 64 << 20 and p["gpus"] == ["0000:17:00.0"] for p in o["parts"]), o
-assert o["peak_dev"] == 3 * (64 << 20), o'
+[o] = json.load(sys.stdin)
+assert o["gos"] == 3 and o["run"] == 0 and o["writer"] == "n1", o
+assert o["n"] == 3 and o["parts"] == 3 and o["missing"] == "" and o["gpus"] == 3, o
+assert o["sum"]["peak_dev"] == 3 * (64 << 20) and o["node"]["peak_dev"] == [64 << 20] * 3, o
+assert o["file"] == "job-%s.run-0.jobwide.json" % sys.argv[1], o' "$id"
+	# The writer's file holds every part as sent, and the field it wrote.
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.run-0.jobwide.json" "$(on_head sacct -j "$id" -X -n -P -o AdminComment)" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert sorted(p["node"] for p in f["parts"]) == ["n1", "n2", "n3"], f
+assert all(p["peak_dev"] == 64 << 20 and p["gpus"] == ["0000:17:00.0"] for p in f["parts"]), f
+assert f["field"] == sys.argv[2], (f["field"], sys.argv[2])
+PY
 	for n in n1 n2 n3; do
 		# Each node's report names that node and its GPU by PCI bus id.
 		python3 -c '
@@ -90,7 +107,7 @@ assert r["node"] == sys.argv[2] and [g["pci_bus_id"] for g in r["gpus"]] == ["00
 	run on_node n2 "$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" report "$id"
 	echo "$output"
 	[[ "$output" == *"on node n2, GPU 0 (0000:17:00.0)"* ]]
-	[[ "$output" == *"nodes n1,n2,n3, 1 run(s); no part from: none"* ]]
+	[[ "$output" == *"job-wide (AdminComment, from sacct): run 0, started "*", written by n1: parts from 3 of 3 nodes, 3 GPUs, 0 late"* ]]
 }
 
 @test "a job with --gres=gpu:2 on two nodes has four tenants, each a whole GPU's share; a shard job its shards' share" {
@@ -107,19 +124,22 @@ assert r["node"] == sys.argv[2] and [g["pci_bus_id"] for g in r["gpus"]] == ["00
 	job_end "$sid"
 }
 
-@test "a requeued job keeps each run's figures: every node's part of run 0 and of run 1" {
+# Each run has its own start, writer and record (the restart count alone
+# names no run: a requeue of a running job counts the next run early).
+@test "a requeued job keeps each run's record: runs 0 and 1 in accounting, every node's part in each" {
 	id=$(job_on 3 0 --gres=shard:1 --requeue)
 	completed "$id"
 	on_head scontrol requeue "$id"
 	wait_until 60 eval "on_head scontrol -o show job $id | grep -q 'JobState=COMPLETED.*Restarts=1'"
-	on_head scontrol -o show job "$id" | grep -o 'AdminComment=.*' | cut -c1-3000
-	segment "$id" | python3 -c '
+	records_come "$id" 2
+	on_head sacct -j "$id" -X -D -o JobID,State,Start,AdminComment%300
+	records "$id" | python3 -c '
 import json, sys
-o = json.load(sys.stdin)
-runs = sorted((p["run"], p["node"]) for p in o["parts"])
-assert runs == [(r, n) for r in (0, 1) for n in ("n1", "n2", "n3")], o
-assert o["runs"] == 2 and o["missing"] == [], o
-assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
+runs = json.load(sys.stdin)
+assert [o["run"] for o in runs] == [0, 1] and runs[0]["start"] < runs[1]["start"], runs
+assert all(o["parts"] == 3 and o["missing"] == "" and o["sum"]["peak_dev"] == 3 * (64 << 20) for o in runs), runs'
+	[ -f "$GOS_DIR/nodes/n1/reports/job-$id.run-0.jobwide.json" ]
+	[ -f "$GOS_DIR/nodes/n1/reports/job-$id.run-1.jobwide.json" ]
 }
 
 @test "one node's gpuoversubd killed mid-job and restarted: the job completes, every node has its part, none keeps the job, and that node's report says what it lost" {
@@ -129,10 +149,7 @@ assert o["peak_dev"] == 3 * (64 << 20), o	# the larger run, not both summed'
 	node_daemon_start n2
 	completed "$id"
 	grep 'gpuoversub' "$GOS_DIR/log/slurmd.n2.log" | tail -5
-	segment "$id" | python3 -c '
-import json, sys
-o = json.load(sys.stdin)
-assert sorted(p["node"] for p in o["parts"]) == ["n1", "n2", "n3"] and o["missing"] == [], o'
+	whole_record "$id"
 	cat "$GOS_DIR/out-$id.txt"
 	# On every node, two allocations, two checks and the quit succeeded: the
 	# data is intact.
@@ -172,7 +189,7 @@ UCX_ENV="OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any 
 # What a six-rank MPI job (two ranks a node) must show, however it was
 # launched: every rank ran, gpuoversub_mpi_exchange gave all six the same
 # table with a row per rank, rank 0's node's report has every node's ranks,
-# and every node's part is in AdminComment.
+# and every node's part is in the job's record.
 six_ranks_across_nodes() {
 	local id=$1
 	[ "$(grep -c '^rank [0-5] of 6 local [01] ok$' "$GOS_DIR/out-$id.txt")" -eq 6 ]
@@ -186,7 +203,7 @@ ranks = json.load(open(sys.argv[1]))["mpi_ranks"]
 assert sorted((r["rank"], r["node"]) for r in ranks) == [(0, "n1"), (1, "n1"), (2, "n2"), (3, "n2"), (4, "n3"), (5, "n3")], ranks
 assert all(r["managed"] and r["exchanges"] == 1 for r in ranks), ranks
 PY
-	missing_is "$id" '[]'	# and every node's part is in AdminComment
+	whole_record "$id"
 }
 
 @test "srun --mpi=pmix across three nodes: one exchange table of every rank's headroom on every rank, and rank 0's gather covers every node" {
@@ -245,23 +262,27 @@ assert all(r[i]["advice"] == 0 and r[i]["pinned_bytes"] == 0 for i in (1, 3, 5))
 PY
 }
 
-# A batch job whose node fails is requeued (JobRequeue): Slurm still takes
-# AdminComment updates then, as it does not once a job has finished (with
-# --no-requeue, NODE_FAIL ends the job and the other nodes' parts stay in
-# their own reports only).
-@test "a node failing mid-job: the job is requeued, the other nodes' parts of the run are kept and the failed node is named" {
+# A batch job whose node fails is requeued (JobRequeue). The failed node
+# never sends its part of the run: after jobwide.wait (10 s here) the
+# writer writes the run's record with the parts it has, the node named
+# missing.
+@test "a node failing mid-job: the job is requeued, the run's record keeps the other nodes' parts and names the failed node" {
 	id=$(job_on 3 60 --gres=shard:1)
 	for n in n1 n2 n3; do wait_until 30 eval "[ -n \"\$(weights_on $n $id)\" ]"; done
 	node_fail n3
-	# slurmctld notices after SlurmdTimeout (10 s), requeues the job, and
-	# the other nodes' steps end and put their parts in.
-	wait_until 90 missing_is "$id" '["n3"]' || { on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/slurmctld.log"; false; }
-	on_head scontrol -o show job "$id" | grep -o 'JobState=[^ ]*\|Restarts=[^ ]*\|AdminComment=.*' | cut -c1-3000
-	segment "$id" | python3 -c '
+	# slurmctld notices after SlurmdTimeout (10 s) and requeues the job;
+	# the other nodes' epilogs hand their parts to n1.
+	wait_until 120 has_records "$id" 1 || { on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/slurmctld.log"; false; }
+	on_head sacct -j "$id" -X -D -o JobID,State,AdminComment%300
+	records "$id" | python3 -c '
 import json, sys
-o = json.load(sys.stdin)
-assert sorted((p["run"], p["node"]) for p in o["parts"]) == [(0, "n1"), (0, "n2")], o
-assert o["nodes"] == ["n1", "n2", "n3"] and o["missing"] == ["n3"], o'
+[o] = json.load(sys.stdin)
+assert o["run"] == 0 and o["n"] == 3 and o["parts"] == 2 and o["missing"] == "n3", o'
+	python3 - "$GOS_DIR/nodes/n1/reports/job-$id.run-0.jobwide.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert sorted(p["node"] for p in f["parts"]) == ["n1", "n2"] and f["missing"] == ["n3"], f
+PY
 	on_head scancel "$id"
 	job_end "$id"
 	node_up n3

@@ -2,8 +2,12 @@
 # slurmdbd of the test's own, under $GOS_DIR (datadir, socket, logs) on
 # ports beside GOS_SLURM_PORT; no system service is used or touched.
 #   accounting_conf   the slurm.conf lines (slurm_up writes them)
-#   accounting_up     started by slurm_up when GOS_ACCOUNTING is set
+#   accounting_up     started by slurm_up when GOS_ACCOUNTING is set; the
+#                     cluster is slurm.conf's ClusterName
 #   accounting_down   stops both; nothing of theirs is left running
+# GOS_DBD_HOST: where Slurm's daemons and clients reach slurmdbd (localhost;
+# the multi-node harness's head address, for its nodes). slurmdbd listens
+# on every address of its network.
 # Needs mariadb-server and slurmdbd.
 
 gos_dbd_port() { echo $(( ${GOS_SLURM_PORT:-16817} + 2 )); }
@@ -12,7 +16,7 @@ gos_db_port() { echo $(( ${GOS_SLURM_PORT:-16817} + 3 )); }
 accounting_conf() {
 	cat <<CONF
 AccountingStorageType=accounting_storage/slurmdbd
-AccountingStorageHost=localhost
+AccountingStorageHost=${GOS_DBD_HOST:-localhost}
 AccountingStoragePort=$(gos_dbd_port)
 AccountingStoragePass=$GOS_MUNGE_SOCK
 AccountingStorageEnforce=associations,qos
@@ -66,7 +70,7 @@ CONF
 	"${detached[@]}" slurmdbd </dev/null >/dev/null 2>&1 || return 1
 	wait_until 30 sacctmgr -n list cluster >/dev/null 2>&1 || {
 		echo "slurmdbd did not start:" >&2; tail -5 "$GOS_DIR/log/slurmdbd.log" >&2; return 1; }
-	sacctmgr -i add cluster gostest >/dev/null
+	sacctmgr -i add cluster "$(sed -n 's/^ClusterName=//p' "$SLURM_CONF")" >/dev/null
 }
 
 accounting_down() {
