@@ -35,7 +35,13 @@ double draw()
 WriterSettings writer_settings(const config::Config &cfg)
 {
 	const config::Jobwide &j = cfg.policy.jobwide;
-	return {cfg.start.state_dir, seconds_of(j.wait_ns), seconds_of(j.keep_ns), static_cast<std::size_t>(j.max_nodes)};
+	WriterSettings s;
+	s.state_dir = cfg.start.state_dir;
+	s.wait_s = seconds_of(j.wait_ns);
+	s.failover_after_s = seconds_of(j.failover_after_ns);
+	s.keep_s = seconds_of(j.keep_ns);
+	s.max_nodes = static_cast<std::size_t>(j.max_nodes);
+	return s;
 }
 
 OutboxSettings outbox_settings(const config::Config &cfg)
@@ -82,8 +88,12 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 		return Refusal{-EINVAL, "SLURM_NODELIST names a node the channel cannot carry: 1 to 64 of [A-Za-z0-9._-]"};
 	if (std::find(nodes.begin(), nodes.end(), end.node) == nodes.end())
 		return Refusal{-EINVAL, "SLURMD_NODENAME " + end.node + " is not in SLURM_NODELIST"};
+	// The writer is the list's first node, its successor the second
+	// (docs/jobwide.md, "One writer per run"): each node knows both from
+	// its own epilog, no node asking another.
 	const std::string &writer = nodes.front();
-	const bool writes = writer == end.node;
+	const std::string successor = nodes.size() > 1 ? nodes[1] : "";
+	const bool writes = writer == end.node, stands_by = successor == end.node;
 	// Everything is checked before anything is held: a refused run end
 	// leaves nothing behind.
 	jobwide::Frame frame;
@@ -94,24 +104,24 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 		if (frame.node != end.node || frame.job != end.job)
 			return Refusal{-EINVAL, "the part's frame names node " + frame.node + " and job " +
 							std::to_string(frame.job) + ", not this node and job"};
-		if (writes && own_.size() >= own_max)
+		if ((writes || stands_by) && own_.size() >= own_max)
 			return Refusal{-EBUSY, "this node holds " + std::to_string(own_max) + " of its own parts to open already"};
 		if (!writes && outbox_.held() >= outbox_settings_max)
 			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
 	}
-	if (writes)
+	if (writes || stands_by)
 		if (auto why = writer_.expect({end.job, end.run, end.start, end.node, end.num_nodes, 0}, end.nodelist, now))
-			return Refusal{-EBUSY, "the run is not written here: " + *why};
+			return Refusal{-EBUSY, std::string("the run is not ") + (writes ? "written" : "stood by for") +
+						       " here: " + *why};
 	self_ = end.node;
 	++counts_.run_ends;
 	if (!end.frame.empty()) {
-		if (writes) {
+		// The successor keeps its own part for the run it stands by for,
+		// and sends it to the writer as every other node does.
+		if (writes || stands_by)
 			own_.push_back(std::move(frame));
-		} else {
-			// No successor yet: the failover (docs/jobwide.md,
-			// "Failures") is not built, and a successor that writes
-			// nothing would only answer busy until send_for.
-			outbox_.add({end.job, end.start, writer, {}, end.frame}, mono);
+		if (!writes) {
+			outbox_.add({end.job, end.start, writer, stands_by ? "" : successor, end.frame}, mono);
 			++counts_.queued;
 		}
 	}

@@ -297,6 +297,82 @@ void JobwideIo::begin(ClosedRun run)
 {
 	auto c = std::make_shared<Closing>();
 	c->run = std::move(run);
+	c->until = Clock::now() + std::chrono::nanoseconds(daemon_.config().policy.jobwide.send_for_ns);
+	if (!c->run.covers.empty())
+		return stood_by(std::move(c));
+	record(std::move(c));
+}
+
+// A successor's run: parts come here only when their senders could not
+// reach the writer for failover_after. If none came but this node's own,
+// the writer has them; otherwise the record is this node's to write if
+// slurmctld holds the writer's node down (docs/jobwide.md, "Failures").
+void JobwideIo::stood_by(std::shared_ptr<Closing> c)
+{
+	const report::RunFacts &f = c->run.facts;
+	std::size_t others = 0;
+	for (const nlohmann::json &part : c->run.file.value("parts", nlohmann::json::array()))
+		others += part.value("node", "") != f.writer;
+	if (c->run.file_only || !others) {
+		GOS_LOG(log::info, "job-wide: job " << f.job << " run " << f.run << ": stood by for " << c->run.covers
+						    << "; no other node's part came here: the writer has them");
+		return dropped(c);
+	}
+	on_worker(
+		slow_workers_,
+		[node = c->run.covers] {
+			try {
+				return parse_node_state(
+					run_facts_program(slurm_facts_program_path(), {"--node-state", node}, facts_deadline_s),
+					node);
+			} catch (const std::runtime_error &e) {
+				NodeState none;
+				none.unavailable = e.what();
+				return none;
+			}
+		},
+		[this, c, others](NodeState state) {
+			const report::RunFacts &run = c->run.facts;
+			if (state.down.value_or(false)) {
+				GOS_LOG(log::notice, "job-wide: job " << run.job << " run " << run.run << ": the writer "
+								     << c->run.covers << " is down (slurmctld): this node, its "
+								     "successor, writes the record, " << c->run.record.parts
+								     << " of " << c->run.record.n << " parts");
+				return record(c);
+			}
+			if (state.down || Clock::now() >= c->until) {
+				GOS_LOG(log::notice, "job-wide: job " << run.job << " run " << run.run << ": " << others
+								     << " other node(s)' parts came here, the successor, but "
+								     << (state.down ? "the writer " + c->run.covers + " is up: they are its"
+										    : "slurmctld never said whether the writer " +
+											      c->run.covers + " is down (" +
+											      state.unavailable + "): nothing is written here"));
+				return dropped(c);
+			}
+			later(c, &JobwideIo::stood_by);
+		});
+}
+
+// A successor's run that is not written here: no record, no file.
+void JobwideIo::dropped(std::shared_ptr<Closing> c)
+{
+	const report::RunFacts &f = c->run.facts;
+	jobwide_.writer().written(f.job, f.start, "");
+	jobwide_.writer().filed(f.job, f.start);
+}
+
+void JobwideIo::later(std::shared_ptr<Closing> c, void (JobwideIo::*step)(std::shared_ptr<Closing>))
+{
+	c->backoff = std::clamp<Clock::duration>(c->backoff * 2, record_backoff_min, record_backoff_max);
+	c->timer = std::make_unique<asio::steady_timer>(io_, c->backoff);
+	c->timer->async_wait([this, c, step](const boost::system::error_code &ec) {
+		if (!ec)
+			(this->*step)(c);
+	});
+}
+
+void JobwideIo::record(std::shared_ptr<Closing> c)
+{
 	const config::Config &cfg = daemon_.config();
 	if (c->run.file_only || !cfg.policy.report_admin_comment)
 		return recorded(std::move(c));
@@ -308,7 +384,6 @@ void JobwideIo::begin(ClosedRun run)
 	}
 	closing_++;
 	c->segment = report::jobwide_segment(c->run.record);
-	c->until = Clock::now() + std::chrono::nanoseconds(cfg.policy.jobwide.send_for_ns);
 	write_record(std::move(c));
 }
 
@@ -348,12 +423,7 @@ void JobwideIo::write_record(std::shared_ptr<Closing> c)
 			if (!std::exchange(c->told, true))
 				GOS_LOG(log::warning, "job-wide: job " << f.job << " run " << f.run << ": record not written yet ("
 								      << what_is(a.is) << ": " << a.line << "); asking again");
-			c->backoff = std::clamp<Clock::duration>(c->backoff * 2, record_backoff_min, record_backoff_max);
-			c->timer = std::make_unique<asio::steady_timer>(io_, c->backoff);
-			c->timer->async_wait([this, c](const boost::system::error_code &ec) {
-				if (!ec)
-					write_record(c);
-			});
+			later(c, &JobwideIo::write_record);
 		});
 }
 

@@ -7,6 +7,8 @@
 //     NodeAddr, from this node's.
 //   - This node's own parts, as writer, are opened on a worker (munged
 //     blocks) and taken.
+//   - A successor's closed run is written only if parts came to it and
+//     slurmctld holds the writer's node down (asked on a worker).
 //   - Each closed run has its record written once (the record helper, on a
 //     worker, asked again while the run's accounting record has not ended
 //     or slurmdbd cannot be reached, for at most send_for), then its
@@ -71,7 +73,12 @@ private:
 	void send_due();
 	void close_runs();
 	void begin(ClosedRun run);
+	void stood_by(std::shared_ptr<Closing> c);
+	void dropped(std::shared_ptr<Closing> c);
+	void record(std::shared_ptr<Closing> c);
 	void write_record(std::shared_ptr<Closing> c);
+	// STEP again for C after its backoff (doubled, 5 to 60 s).
+	void later(std::shared_ptr<Closing> c, void (JobwideIo::*step)(std::shared_ptr<Closing>));
 	void recorded(std::shared_ptr<Closing> c);
 	// Writes the run's file as the writer holds it now (FALLBACK when it
 	// holds it no longer); FILES: then the run is filed.

@@ -43,10 +43,14 @@ std::optional<std::string> JobwideWriter::expect(report::RunFacts facts, const s
 	if (runs_.size() >= settings_.max_runs && !forget_one_closed())
 		return "this node holds " + std::to_string(runs_.size()) + " runs already, none of them written";
 	Held h;
-	std::string why;
-	if (!(h.run = run_of(facts, nodes, why)))
+	std::string why, first;
+	if (!(h.run = run_of(facts, nodes, why, first)))
 		return why;
 	h.deadline = now + settings_.wait_s;
+	if (first != facts.writer) {	// the successor: senders come here only after failover_after
+		h.covers = first;
+		h.deadline += settings_.failover_after_s;
+	}
 	try {
 		h.journal = std::make_unique<JobwideJournal>(journal_path(settings_.state_dir, facts.job, facts.start),
 							     h.run->facts(), nodes, h.deadline);
@@ -71,7 +75,7 @@ bool JobwideWriter::forget_one_closed()
 }
 
 std::unique_ptr<JobwideRun> JobwideWriter::run_of(const report::RunFacts &facts, const std::string &nodes,
-						  std::string &why) const
+						  std::string &why, std::string &first) const
 {
 	std::vector<std::string> names;
 	try {
@@ -84,6 +88,7 @@ std::unique_ptr<JobwideRun> JobwideWriter::run_of(const report::RunFacts &facts,
 		why = "its node list names more than jobwide.max_nodes (" + std::to_string(settings_.max_nodes) + ") nodes";
 		return nullptr;
 	}
+	first = names.empty() ? "" : names.front();
 	try {
 		return std::make_unique<JobwideRun>(facts, names);
 	} catch (const std::invalid_argument &e) {
@@ -153,6 +158,7 @@ ClosedRun JobwideWriter::close(Held &h, std::int64_t now)
 	out.record = h.run->close();
 	out.facts = h.run->facts();
 	out.file = h.run->file("");
+	out.covers = h.covers;
 	h.journal.reset();	// its file stays until filed()
 	h.deadline = now + settings_.keep_s;
 	return out;
@@ -231,11 +237,13 @@ std::vector<ClosedRun> JobwideWriter::resume(std::int64_t now)
 			continue;
 		}
 		Held h;
-		std::string why;
-		if (!(h.run = run_of(r.facts, r.nodes, why))) {
+		std::string why, first;
+		if (!(h.run = run_of(r.facts, r.nodes, why, first))) {
 			log_("job-wide: the journal " + path + " is left as it is: " + why);
 			continue;
 		}
+		if (first != r.facts.writer)
+			h.covers = first;
 		for (const nlohmann::json &sent : r.parts) {
 			try {
 				h.run->take(sent.get<report::NodePart>(), sent);

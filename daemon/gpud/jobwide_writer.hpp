@@ -1,7 +1,9 @@
 // The runs this node writes the job-wide record of (docs/jobwide.md, "The
 // wait and the one write"). A run is expected when this node's epilog
-// names it writer (or the facts program's answer gives its node list);
-// each part that passed the door goes to its run; a run's wait ends when
+// names it writer, or successor: then the run stands by for the writer
+// (covers), for failover_after longer, and the daemon writes its record
+// only if the writer's node is down ("Failures"). Each part that passed
+// the door goes to its run; a run's wait ends when
 // every node's part is in or its deadline passes, and the run is then
 // closed: its record made, for the daemon to write once with the job-wide
 // file. A closed run is kept for `keep`, so that a late part reaches the
@@ -32,6 +34,7 @@ namespace gos::gpud {
 struct WriterSettings {
 	std::string state_dir;
 	std::int64_t wait_s = 60;	// jobwide.wait
+	std::int64_t failover_after_s = 60;	// jobwide.failover_after: a successor's wait is this longer
 	std::int64_t keep_s = 3600;	// jobwide.keep: closed runs, for late parts
 	std::size_t max_nodes = 16384;	// jobwide.max_nodes
 	std::size_t max_runs = 4096;	// open and kept runs, all jobs
@@ -43,6 +46,7 @@ struct ClosedRun {
 	report::JobwideRecord record;
 	nlohmann::json file;	// the job-wide file; its "field" is the daemon's to set
 	bool file_only = false;	// resumed long after its deadline: no record is written
+	std::string covers;	// a successor's run: the writer it stands in for
 };
 
 // What became of a part offered to the writer.
@@ -69,7 +73,8 @@ public:
 	std::vector<ClosedRun> resume(std::int64_t now);
 
 	// Expects a run: FACTS, and its node list as a hostlist expression.
-	// Known already: nothing changes. Returns why not when the list does
+	// FACTS.writer is this node: the list's first (the writer), or its
+	// second (the successor, which stands by). Known already: nothing changes. Returns why not when the list does
 	// not expand, holds more than max_nodes names, or max_runs are held
 	// and none of them is written (a written one goes to make room).
 	std::optional<std::string> expect(report::RunFacts facts, const std::string &nodes, std::int64_t now);
@@ -112,11 +117,14 @@ private:
 		std::unique_ptr<JobwideJournal> journal;	// open runs' (none when it failed)
 		std::int64_t deadline = 0;	// open: when the wait ends; closed: when it is forgotten
 		std::string field;	// filed: the segment written
+		std::string covers;	// a successor's: the run's writer
 	};
 	using Key = std::pair<std::uint64_t, std::int64_t>;	// job, start
 	using Runs = std::map<Key, Held>;
 	// A run of NODES, a hostlist of at most max_nodes names; none, and why.
-	std::unique_ptr<JobwideRun> run_of(const report::RunFacts &facts, const std::string &nodes, std::string &why) const;
+	// FIRST: the list's first name, the run's writer.
+	std::unique_ptr<JobwideRun> run_of(const report::RunFacts &facts, const std::string &nodes, std::string &why,
+					   std::string &first) const;
 	// The runs of JOB held here.
 	std::pair<Runs::const_iterator, Runs::const_iterator> runs_of(std::uint64_t job) const;
 	ClosedRun close(Held &h, std::int64_t now);

@@ -57,6 +57,25 @@ NodeAddrs parse_node_addrs(const std::string &text)
 	return out;
 }
 
+NodeState parse_node_state(const std::string &text, const std::string &node)
+{
+	NodeState out;
+	std::istringstream words(text);
+	std::string kind, name, state, more;
+	words >> kind;
+	if (kind == "unavailable" && (words >> name) && name == "node") {
+		std::getline(words >> std::ws, out.unavailable);
+		if (out.unavailable.empty())
+			out.unavailable = "no reason given";
+	} else if (kind == "state" && (words >> name >> state) && !(words >> more) && name == node &&
+		   (state == "down" || state == "up")) {
+		out.down = state == "down";
+	} else {
+		out.unavailable = "an answer not understood: " + text.substr(0, 200);
+	}
+	return out;
+}
+
 bool is_node_address(const std::string &addr, const std::string &peer)
 {
 	std::string p = canonical(peer);

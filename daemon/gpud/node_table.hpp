@@ -28,6 +28,14 @@ struct NodeAddrs {
 constexpr std::size_t node_table_max = 65536;
 NodeAddrs parse_node_addrs(const std::string &text);
 
+// One answer of `--node-state NODE`: whether slurmctld holds NODE down
+// (down, or not responding); none when it could not say, and why.
+struct NodeState {
+	std::optional<bool> down;
+	std::string unavailable;
+};
+NodeState parse_node_state(const std::string &text, const std::string &node);
+
 // Whether PEER (a numeric address, as accept(2) gave it) is ADDR, a
 // NodeAddr: the same address when both are numeric (an IPv4-mapped IPv6
 // peer is its IPv4 address); otherwise ADDR is a host name, looked up with

@@ -197,8 +197,16 @@ void SlurmFacts::take_jobs(const SlurmReading &r, const std::set<std::uint64_t> 
 			j.finished_since = was_finished ? before->second.finished_since : now;
 		if (auto names = r.names.find(id); names != r.names.end())
 			j.names = names->second;
-		if (auto run = r.runs.find(id); run != r.runs.end())
+		if (auto run = r.runs.find(id); run != r.runs.end()) {
 			j.run = run->second;
+			if (runs_seen_.insert_or_assign(id, run->second).second) {
+				seen_order_.push_back(id);
+				if (seen_order_.size() > runs_seen_max) {
+					runs_seen_.erase(seen_order_.front());
+					seen_order_.pop_front();
+				}
+			}
+		}
 		if (auto nodes = r.nodes.find(id); nodes != r.nodes.end())
 			j.nodes = nodes->second;
 		// New names weigh the job differently: the event loop applies them.
@@ -237,6 +245,13 @@ SlurmJob SlurmFacts::job(std::uint64_t id) const
 	}
 	auto it = jobs_.find(id);
 	return it == jobs_.end() ? SlurmJob{} : it->second;
+}
+
+std::optional<SlurmRun> SlurmFacts::run_seen(std::uint64_t id) const
+{
+	std::lock_guard lock(mu_);
+	auto it = runs_seen_.find(id);
+	return it == runs_seen_.end() ? std::nullopt : std::optional<SlurmRun>(it->second);
 }
 
 // Logs a kind's failure when it starts or changes, and its recovery: once,

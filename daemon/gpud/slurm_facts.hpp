@@ -14,6 +14,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -112,6 +113,13 @@ public:
 	void ask(std::uint64_t job);
 	// What the latest refreshes read of a watched job.
 	SlurmJob job(std::uint64_t id) const;
+	// The run the readings last gave for a job, watched or not since: a
+	// node's last step may end long before its epilog (a job's other
+	// nodes still run, or slurmctld has yet to find a node failed), and a
+	// Slurm 22.05 epilog takes its run from here (JOBWIDE_PART). The
+	// newest runs_seen_max jobs' runs are kept.
+	std::optional<SlurmRun> run_seen(std::uint64_t id) const;
+	static constexpr std::size_t runs_seen_max = 4096;
 	// Changes whenever a cached value does, for the event loop to re-apply
 	// the weights.
 	std::uint64_t generation() const;
@@ -137,6 +145,8 @@ private:
 	std::map<std::pair<std::string, uid_t>, double> fairshare_;	// by (account, uid)
 	std::set<std::uint64_t> watched_;
 	std::map<std::uint64_t, SlurmJob> jobs_;	// of the latest reading that had them
+	std::map<std::uint64_t, SlurmRun> runs_seen_;	// run_seen's, oldest first in seen_order_
+	std::deque<std::uint64_t> seen_order_;
 	Kind partitions_kind_, qos_kind_, fairshare_kind_, jobs_kind_;
 	std::uint64_t generation_ = 0, readings_ = 0;
 	bool read_now_ = false;	// reconfigured, or a new job asked about

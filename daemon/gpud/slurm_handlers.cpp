@@ -75,10 +75,9 @@ Answer SlurmHandlers::jobwide_part(Session &, const gos_req_jobwide &head, std::
 	if (!end.start) {
 		// Slurm 22.05's epilog has no start: the run is the one slurmctld
 		// showed while the job ran here, start and restart count together.
-		SlurmJob known = facts_.job(end.job);
-		if (known.run && known.run->start > 0) {
-			end.start = known.run->start;
-			end.run = known.run->restart_cnt;
+		if (auto seen = facts_.run_seen(end.job); seen && seen->start > 0) {
+			end.start = seen->start;
+			end.run = seen->restart_cnt;
 		}
 	}
 	std::optional<Refusal> refused =

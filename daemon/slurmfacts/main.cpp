@@ -44,6 +44,13 @@
 //   unavailable nodes REASON
 // with exit status 0 whatever slurmctld answered.
 //
+// gpuoversub-slurm-facts --node-state NODE says whether slurmctld holds
+// NODE down (DOWN, or not responding), for a run's successor, which writes
+// the record only when the writer's node is (docs/jobwide.md, "Failures"):
+//   state NODE down|up
+//   unavailable node REASON
+// with exit status 0 whatever slurmctld answered. One slurm_load_node_single.
+//
 // gpuoversub-slurm-facts --write-record JOB START <RECORD writes a run's
 // job-wide record into its accounting record (write_record.cpp);
 // --serve-record USER does the same for one request of USER on the record
@@ -353,6 +360,29 @@ int node_addrs()
 	return 0;
 }
 
+// --node-state: whether slurmctld holds NODE down.
+int node_state(const char *node)
+{
+	if (std::string why = init_slurm(); !why.empty()) {
+		std::printf("unavailable node %s\n", why.c_str());
+		return 0;
+	}
+	node_info_msg_t *msg = nullptr;
+	if (slurm_load_node_single(&msg, const_cast<char *>(node), SHOW_ALL) != SLURM_SUCCESS || !msg) {
+		std::printf("unavailable node slurmctld: %s\n", last_error().c_str());
+	} else if (msg->record_count != 1 || std::strcmp(word(msg->node_array[0].name), node) != 0) {
+		std::printf("unavailable node slurmctld has no node %s\n", node);
+	} else {
+		const std::uint32_t state = msg->node_array[0].node_state;
+		const bool down = (state & NODE_STATE_BASE) == NODE_STATE_DOWN || (state & NODE_STATE_NO_RESPOND);
+		std::printf("state %s %s\n", node, down ? "down" : "up");
+	}
+	if (msg)
+		slurm_free_node_info_msg(msg);
+	slurm_fini();
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -361,6 +391,8 @@ int main(int argc, char **argv)
 		return admin_comment_of(argv[2]);
 	if (argc == 2 && std::strcmp(argv[1], "--node-addrs") == 0)
 		return node_addrs();
+	if (argc == 3 && std::strcmp(argv[1], "--node-state") == 0)
+		return node_state(argv[2]);
 	if (argc == 3 && std::strcmp(argv[1], "--serve-record") == 0)
 		return gos::slurmfacts::serve_record(argv[2], init_slurm);
 	if (argc >= 2 && std::strcmp(argv[1], "--write-record") == 0)
@@ -377,6 +409,7 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "usage: gpuoversub-slurm-facts [--fairshare] [--jobs ID[,ID...]]\n"
 					     "       gpuoversub-slurm-facts --admin-comment ID\n"
 					     "       gpuoversub-slurm-facts --node-addrs\n"
+					     "       gpuoversub-slurm-facts --node-state NODE\n"
 					     "       gpuoversub-slurm-facts --write-record JOB START <RECORD\n"
 					     "       gpuoversub-slurm-facts --serve-record USER   (on gpuoversub-record.socket)\n");
 			return 2;

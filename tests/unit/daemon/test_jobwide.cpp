@@ -1,6 +1,6 @@
 // The epilog's JOBWIDE_PART in the daemon's job-wide state: the writer
-// expects its run and keeps its own part to open; any other node sends its
-// part on to the writer; every malformed request is refused whole, with
+// expects its run and keeps its own part to open, the successor stands by
+// for it; any other node sends its part on to the writer; every malformed request is refused whole, with
 // nothing held.
 #define BOOST_TEST_MODULE jobwide
 #include <boost/test/unit_test.hpp>
@@ -73,19 +73,42 @@ BOOST_AUTO_TEST_CASE(the_writer_expects_its_run_and_opens_its_own_part)
 BOOST_AUTO_TEST_CASE(another_node_sends_its_part_to_the_writer)
 {
 	Fixture x;
-	BOOST_TEST(!x.jw->run_end(end_of("n2"), start + 60, mono));
+	BOOST_TEST(!x.jw->run_end(end_of("n3"), start + 60, mono));
 	BOOST_TEST(!x.jw->writer().knows(42));
 	BOOST_TEST(x.jw->take_own().empty());
 	BOOST_TEST(x.jw->outbox().held() == 1u);
 	auto tries = x.jw->outbox().due(mono);
 	BOOST_REQUIRE(tries.size() == 1u);
 	BOOST_TEST(*tries[0].node == "n1");
-	BOOST_TEST(*tries[0].frame == frame_of("n2", 42));	// forwarded unchanged
+	BOOST_TEST(*tries[0].frame == frame_of("n3", 42));	// forwarded unchanged
 	BOOST_TEST(x.jw->counts().queued == 1u);
 	// No part here (a job without a report on this node): nothing to send.
 	Fixture y;
 	BOOST_TEST(!y.jw->run_end(end_of("n3", false), start + 60, mono));
 	BOOST_TEST(y.jw->outbox().held() == 0u);
+}
+
+// The successor (the list's second node) stands by for the run: it keeps
+// its own part for it and sends it to the writer; the others' parts go to
+// the writer, and to the successor after failover_after.
+BOOST_AUTO_TEST_CASE(the_successor_stands_by_and_the_others_name_it)
+{
+	Fixture x;
+	BOOST_TEST(!x.jw->run_end(end_of("n2"), start + 60, mono));
+	BOOST_TEST(x.jw->writer().knows(42));
+	BOOST_TEST(x.jw->take_own().size() == 1u);
+	auto tries = x.jw->outbox().due(mono);
+	BOOST_REQUIRE(tries.size() == 1u);
+	BOOST_TEST(*tries[0].node == "n1");
+	// Its try in flight, nothing more is due: no successor, it is this node.
+	BOOST_TEST(x.jw->outbox().due(mono + std::chrono::seconds(60)).empty());
+	Fixture y;
+	BOOST_TEST(!y.jw->run_end(end_of("n3"), start + 60, mono));
+	BOOST_TEST(!y.jw->writer().knows(42));
+	BOOST_TEST(y.jw->outbox().due(mono).size() == 1u);	// the writer at once
+	tries = y.jw->outbox().due(mono + std::chrono::seconds(60));	// the successor after failover_after
+	BOOST_REQUIRE(tries.size() == 1u);
+	BOOST_TEST(*tries[0].node == "n2");
 }
 
 BOOST_AUTO_TEST_CASE(a_malformed_run_end_is_refused_with_nothing_held)

@@ -84,6 +84,14 @@ BOOST_AUTO_TEST_CASE(node_addrs_output_is_parsed_and_garbage_noted)
 	NodeAddrs none = parse_node_addrs("unavailable nodes slurmctld: Unable to contact slurm controller\n");
 	BOOST_TEST(none.addr.empty());
 	BOOST_TEST(none.unavailable == "slurmctld: Unable to contact slurm controller");
+	// --node-state, for a successor: down, up, or why slurmctld did not say.
+	BOOST_TEST(*parse_node_state("state n1 down\n", "n1").down);
+	BOOST_TEST(!*parse_node_state("state n1 up\n", "n1").down);
+	BOOST_TEST(!parse_node_state("state n2 down\n", "n1").down);	// another node's
+	BOOST_TEST(!parse_node_state("state n1 sideways\n", "n1").down);
+	NodeState unknown = parse_node_state("unavailable node slurmctld: Unable to contact slurm controller\n", "n1");
+	BOOST_TEST(!unknown.down);
+	BOOST_TEST(unknown.unavailable == "slurmctld: Unable to contact slurm controller");
 }
 
 BOOST_AUTO_TEST_CASE(the_table_is_read_first_after_its_delay_then_on_a_miss_at_most_each_period)

@@ -250,6 +250,39 @@ BOOST_AUTO_TEST_CASE(the_writer_closes_a_run_when_all_parts_are_in_or_at_its_dea
 	BOOST_TEST(!x.w.file_of(1, start));
 }
 
+// The run's successor (its list's second node) stands by: failover_after
+// longer, and its closed run names the writer it covers, also when resumed.
+BOOST_AUTO_TEST_CASE(the_successor_stands_by_for_the_writer_for_failover_after_longer)
+{
+	Writer x;
+	auto f = facts_of(1);
+	f.writer = "n2";	// this node, the second of n[1-3]
+	BOOST_TEST(!x.w.expect(f, "n[1-3]", 1000));
+	BOOST_TEST(*x.w.next_deadline() == 1000 + 60 + 60);
+	BOOST_TEST(name_of(x.w.take(1, f.start, part("n2"), sent(part("n2")))) == "kept");
+	BOOST_TEST(name_of(x.w.take(1, f.start, part("n3"), sent(part("n3")))) == "kept");
+	BOOST_TEST(x.w.due(1000 + 60).empty());	// the writer's own wait is no end here
+	{
+		Writer resumed;
+		std::filesystem::copy_file(journal_path(x.dir.path, 1, f.start), journal_path(resumed.dir.path, 1, f.start));
+		BOOST_TEST(resumed.w.resume(1001).empty());
+		std::vector<ClosedRun> closed = resumed.w.due(1000 + 120);
+		BOOST_REQUIRE(closed.size() == 1u);
+		BOOST_TEST(closed[0].covers == "n1");
+	}
+	std::vector<ClosedRun> closed = x.w.due(1000 + 120);
+	BOOST_REQUIRE(closed.size() == 1u);
+	BOOST_TEST(closed[0].covers == "n1");
+	BOOST_TEST(closed[0].record.writer == "n2");
+	BOOST_TEST(closed[0].record.missing == "n1");
+	// The writer's own run covers no one.
+	BOOST_TEST(!x.w.expect(facts_of(2), "n[1-3]", 1000));
+	x.w.take(2, f.start, part("n1"), sent(part("n1")));
+	closed = x.w.due(1000 + 60);
+	BOOST_REQUIRE(closed.size() == 1u);
+	BOOST_TEST(closed[0].covers.empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_writer_refuses_a_run_it_cannot_hold)
 {
 	Writer x(4);

@@ -281,6 +281,11 @@ BOOST_FIXTURE_TEST_CASE(a_watched_jobs_run_and_nodes_are_kept_with_its_state, He
 	read_again(facts, w);
 	read_again(facts, w);
 	BOOST_TEST(!facts.job(5).run.has_value());	// forgotten with the job
+	// Its run is still seen, the newest read, for an epilog that comes
+	// after the job's last step here (JOBWIDE_PART on Slurm 22.05); job 7,
+	// never watched, has none.
+	BOOST_TEST((*facts.run_seen(5) == gpud::SlurmRun{1, 1733140100}));
+	BOOST_TEST(!facts.run_seen(7));
 }
 
 BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
