@@ -118,8 +118,10 @@ node_files() {
 	echo 'reconcile: {period: 5s, grace: 30s}' >>"$n/gpuoversub.yaml"
 	# The job-wide door (open: admin_comment is on) checks credentials with
 	# the harness's munged; the record is written as root, by the daemon.
-	# A node that never sends is named missing after 10 s, not a minute.
-	echo "jobwide: {munge_socket: $GOS_MUNGE_SOCK, record_helper: direct, wait: 10s}" >>"$n/gpuoversub.yaml"
+	# A node that never sends is named missing after 10 s, and parts go to
+	# the successor too after 5 s, not a minute each.
+	echo "jobwide: {munge_socket: $GOS_MUNGE_SOCK, record_helper: direct, wait: 10s, failover_after: 5s}" \
+		>>"$n/gpuoversub.yaml"
 }
 
 node_daemon_start() {

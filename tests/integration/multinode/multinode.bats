@@ -295,6 +295,32 @@ PY
 		{ on_head scontrol -o show job "$id" | grep -o 'JobState=[^ ]*'; tail -n 12 "$GOS_DIR/log/gpuoversubd.n3.log"; false; }
 }
 
+# The writer's node fails (NODE_FAIL; --no-requeue): the others' parts
+# reach the successor, n2, after jobwide.failover_after (5 s here); at the
+# end of its wait n2 asks slurmctld, finds n1 down, and writes the run's
+# record itself, n1 named missing (docs/jobwide.md, "Failures").
+@test "the writer's node killed: its successor writes the run's record, the writer named missing" {
+	id=$(job_on 3 60 --gres=shard:1 --no-requeue)
+	for n in n1 n2 n3; do wait_until 30 eval "[ -n \"\$(weights_on $n $id)\" ]"; done
+	node_fail n1
+	wait_until 120 has_records "$id" 1 || {
+		on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/gpuoversubd.n2.log" "$GOS_DIR/log/gpuoversubd.n3.log"; false; }
+	on_head sacct -j "$id" -X -D -o JobID,State,AdminComment%300
+	records "$id" | python3 -c '
+import json, sys
+[o] = json.load(sys.stdin)
+assert o["run"] == 0 and o["writer"] == "n2" and o["n"] == 3 and o["parts"] == 2 and o["missing"] == "n1", o'
+	python3 - "$GOS_DIR/nodes/n2/reports/job-$id.run-0.jobwide.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert sorted(p["node"] for p in f["parts"]) == ["n2", "n3"] and f["missing"] == ["n1"], f
+PY
+	grep -F "job-wide: job $id run 0: the writer n1 is down (slurmctld): this node, its successor, writes the record" \
+		"$GOS_DIR/log/gpuoversubd.n2.log"
+	node_up n1
+	wait_until 60 all_idle
+}
+
 # Issue 30: n1's door, as the writer of a run of n[1-2], takes only what
 # root on a node of the run seals for that node, sent from that node's
 # NodeAddr (slurmctld's node table); each other frame is refused, or
