@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench_jobwide.sh N [--silent PCT] [--results PATH]: the job-wide record
+# of an N-node run (issue 30, docs/jobwide.md "How it is proved"), through
+# the real code against a real slurmctld, slurmd, slurmdbd and MariaDB (the
+# test Slurm of tests/integration/slurm/harness.bash) and one real
+# gpuoversubd, node1's, the run's writer. slurm.conf also names
+# b[0001-N-1], FUTURE nodes each with a NodeAddr of its own on loopback
+# (all of 127/8 is local). A real one-node job ends; as root, the bench
+# plays node1's epilog (gos_jobwide_send end) with SLURM_NODELIST
+# node1,b[0001-N-1], then gos_jobwide_nodes seals the N-1 other parts with
+# munged and sends them at once through the daemon's send_frame, each from
+# its node's address, to node1's door. Prints
+#   jobwide N=<n>: kept <k>/<n> parts, record <bytes> bytes, accounting whole: yes|no, controller RPCs <r>, <seconds> s
+# k: the record's "parts" as sacct shows it; bytes: its gpuoversub=
+# segment; whole: sacct's field is the job-wide file's "field", byte for
+# byte; r: slurmctld's RPCs (sdiag, less its own REQUEST_STATS_INFO) from
+# before the run end to after the record is in sacct; seconds: from the
+# last part taken (or the send start) to the record seen in sacct. Then a
+# line with slurmdbd's RPCs (sacctmgr show stats) over the same span.
+# Targets at N=1024: k=n, <= 16384 bytes, whole, r <= 10, <= 10 s; all but
+# the time make the exit status. --silent PCT leaves that share of the
+# simulated nodes unsent (they are missing; the writer waits 5 s for them).
+# Needs root.
+set -euo pipefail
+usage="usage: bench_jobwide.sh N [--silent PCT] [--results PATH]"
+n=${1:?$usage}; shift
+[[ $n =~ ^[1-9][0-9]*$ && $n -le 9999 ]] || { echo "$usage (N from 1 to 9999)" >&2; exit 2; }
+silent=0 results=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--silent) silent=${2:?$usage}; shift 2 ;;
+	--results) results=${2:?$usage}; shift 2 ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+export BUILD=${BUILD:-build}
+here=$(dirname "$0")
+# shellcheck source=tests/integration/slurm/harness.bash
+source "$here/../tests/integration/slurm/harness.bash"
+
+# Node I of the simulated ones (1 to N-1): its name and NodeAddr.
+name_of() { printf 'b%04d' "$1"; }
+addr_of() { echo "127.1.$(($1 / 250)).$(($1 % 250 + 1))"; }
+
+# The sum of the counts of `sdiag` or `sacctmgr show stats` (their RPCs by
+# message type), less those of the kinds named, which are the asking itself.
+rpcs() {
+	awk -v skip="$1" '
+		/by message type/ { on = 1; next }
+		on && !/^[ \t]/ { on = 0 }
+		on && match($0, /count:[0-9]+/) {
+			if (index(" " skip " ", " " $1 " ") == 0) sum += substr($0, RSTART + 6, RLENGTH - 6)
+		}
+		END { print sum + 0 }'
+}
+ctld_rpcs() { sdiag | rpcs REQUEST_STATS_INFO; }
+dbd_rpcs() { sacctmgr show stats | rpcs DBD_GET_STATS; }
+
+export GOS_SLURM_PORT GOS_ACCOUNTING=1 GOS_SLURM_CONF_EXTRA=
+GOS_SLURM_PORT=$(slurm_free_port)
+nodes=$(for ((i = 1; i < n; i++)); do echo "$(name_of "$i") $(addr_of "$i")"; done)
+while read -r name addr; do
+	GOS_SLURM_CONF_EXTRA+="NodeName=$name NodeHostname=localhost NodeAddr=$addr CPUs=1 RealMemory=100 State=FUTURE
+"
+done <<<"$nodes"
+nodelist=node1
+[ "$n" -eq 1 ] || nodelist+=",b[0001-$(printf %04d $((n - 1)))]"
+[ "$n" -ne 2 ] || nodelist=node1,b0001
+
+dir=$(mktemp -d /tmp/gos-bench-jobwide-XXXXXX)
+# All of it, whatever failed (set -e stops at a pid that is gone already).
+trap 'slurm_teardown || true' EXIT
+trap 'exit 1' INT TERM
+slurm_up "$dir" 3>&- >/dev/null
+{ sacctmgr -i add account bench && sacctmgr -i add user root account=bench; } >/dev/null
+# node1's daemon writes records itself (it is root); no Slurm facts read
+# meanwhile, whose RPCs would count; the writer waits for the silent ones.
+port=$(slurm_free_port)
+sed -i 's/admin_comment: false/admin_comment: true/' "$GOS_DIR/gpuoversub.yaml"
+printf 'slurm_weights: {refresh: 1h}\njobwide: {port: %s, listen: 127.0.0.1, wait: %s, send_for: 2m, record_helper: direct, munge_socket: %s}\n' \
+	"$port" "$([ "$silent" = 0 ] && echo 60s || echo 5s)" "$GOS_MUNGE_SOCK" >>"$GOS_DIR/gpuoversub.yaml"
+gos_daemon_stop
+gos_daemon_start
+slurm_job_env
+
+id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
+job_completed "$id" >&2
+start=$(date -d "$(scontrol show job "$id" | grep -o 'StartTime=[^ ]*' | cut -d= -f2)" +%s)
+own='{"node":"node1","run":0,"gpus":["0000:17:00.0"],"peak_dev":1000,"peak_host":0,"evicted":0,"returned":0,"oversub_s":1,"p99_us":9,"end":""}'
+log=$GOS_DIR/log/gpuoversubd.log
+
+ctld_before=$(ctld_rpcs) dbd_before=$(dbd_rpcs)
+ended=$("$GOS_BUILD/tests/tools/gos_jobwide_send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$start" "$n" node1 \
+	"$nodelist" "$own") || { echo "the run end was not taken: $ended" >&2; exit 1; }
+launched=$(date +%s.%N)
+sent=$("$GOS_BUILD/tests/tools/gos_jobwide_nodes" 127.0.0.1 "$port" "$GOS_MUNGE_SOCK" "$id" 0 "$start" node1 \
+	--silent "$silent" --for 100 <<<"$([ "$n" -gt 1 ] && echo "$nodes")" 2>"$GOS_DIR/nodes.err") || {
+	echo "not every part was taken: $sent" >&2; cat "$GOS_DIR/nodes.err" >&2; tail -n 20 "$log" >&2; exit 1; }
+# The last part taken, or the send start, from the tool's own clock.
+read -r sealed_s last_s < <(sed -n 's/^sealed [0-9]* in \([0-9.]*\) s;.*last taken \([0-9.]*\) s$/\1 \2/p' <<<"$sent")
+from=$(awk -v l="$launched" -v s="$sealed_s" -v t="$last_s" 'BEGIN { printf "%.3f", l + s + t }')
+
+polls=0
+field() { sacct -j "$id" -X -D -n -P -o AdminComment | grep -F '"gos":3' | grep -o 'gpuoversub=.*'; }
+seen() { polls=$((polls + 1)); field >/dev/null || { sleep 0.2; false; }; }
+wait_until 120 seen || { echo "no record in sacct" >&2; tail -n 20 "$log" >&2; exit 1; }
+seconds=$(awk -v f="$from" -v t="$(date +%s.%N)" 'BEGIN { printf "%.2f", t - f }')
+ctld=$(($(ctld_rpcs) - ctld_before)) dbd=$(($(dbd_rpcs) - dbd_before))
+
+line=$(field)
+file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
+wait_until 30 test -s "$file"
+read -r k bytes whole < <(python3 -c '
+import json, sys
+line, file = sys.argv[1], json.load(open(sys.argv[2]))
+record = json.loads(line[len("gpuoversub="):])
+print(record["parts"], len(line.encode()), "yes" if file["field"] == line else "no")' "$line" "$file")
+
+result="jobwide N=$n: kept $k/$n parts, record $bytes bytes, accounting whole: $whole, controller RPCs $ctld, $seconds s"
+dbd_line="slurmdbd RPCs $dbd (the bench's own $polls sacct reads among them); parts sealed in $sealed_s s, all taken ${last_s} s after the send start"
+echo "$result"
+echo "$dbd_line"
+
+expected=$((n - (n - 1) * silent / 100))
+[ "$silent" = 0 ] || expected=$k	# the silent ones are missing: k < n
+verdict=$(awk -v k="$k" -v e="$expected" -v b="$bytes" -v w="$whole" -v r="$ctld" -v s="$seconds" 'BEGIN {
+	ok = k == e && b <= 16384 && w == "yes" && r <= 10
+	print (ok ? "meets" : "MISSES") " k=n, <= 16384 bytes, whole, r <= 10" (s <= 10 ? "; meets" : "; MISSES") " <= 10 s" }')
+if [ -n "$results" ]; then
+	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+	python3 "$here/results_section.py" "$results" "bench_jobwide_$n" "## Job-wide record at N=$n, $(date +%F)
+
+Machine: $(nproc) x $cpu. Real slurmctld, slurmd, slurmdbd and MariaDB (Slurm $(sinfo -V | cut -d' ' -f2)), one real
+gpuoversubd writing; $((n - 1)) simulated nodes' parts sealed by munged and sent at once through the daemon's
+send_frame, each from its own loopback NodeAddr. \`bench/bench_jobwide.sh $n\`.
+
+    $result
+    $dbd_line
+
+Targets (N=1024): k=n, record <= 16384 bytes, accounting whole, controller RPCs <= 10, <= 10 s: $verdict."
+fi
+[[ $verdict == meets* ]]
