@@ -20,7 +20,7 @@
 # Targets at N=1024: k=n, <= 16384 bytes, whole, r <= 10, <= 10 s; all but
 # the time make the exit status. --silent PCT leaves that share of the
 # simulated nodes unsent (they are missing; the writer waits 5 s for them).
-# Needs root.
+# GOS_BENCH_LOG=PATH keeps the daemon's log there (the rest goes). Needs root.
 set -euo pipefail
 usage="usage: bench_jobwide.sh N [--silent PCT] [--results PATH]"
 n=${1:?$usage}; shift
@@ -69,7 +69,8 @@ nodelist=node1
 
 dir=$(mktemp -d /tmp/gos-bench-jobwide-XXXXXX)
 # All of it, whatever failed (set -e stops at a pid that is gone already).
-trap 'slurm_teardown || true' EXIT
+keep_log() { [ -z "${GOS_BENCH_LOG:-}" ] || cp "$GOS_DIR/log/gpuoversubd.log" "$GOS_BENCH_LOG" 2>/dev/null || true; }
+trap 'keep_log; slurm_teardown || true' EXIT
 trap 'exit 1' INT TERM
 slurm_up "$dir" 3>&- >/dev/null
 { sacctmgr -i add account bench && sacctmgr -i add user root account=bench; } >/dev/null
