@@ -42,19 +42,22 @@ source "$here/../tests/integration/slurm/harness.bash"
 name_of() { printf 'b%04d' "$1"; }
 addr_of() { echo "127.1.$(($1 / 250)).$(($1 % 250 + 1))"; }
 
-# The sum of the counts of `sdiag` or `sacctmgr show stats` (their RPCs by
-# message type), less those of the kinds named, which are the asking itself.
-rpcs() {
+# The counts by message type of `sdiag` or `sacctmgr show stats`, "KIND
+# COUNT" a line, less those of KIND $1: the asking itself.
+by_type() {
 	awk -v skip="$1" '
 		/by message type/ { on = 1; next }
 		on && !/^[ \t]/ { on = 0 }
-		on && match($0, /count:[0-9]+/) {
-			if (index(" " skip " ", " " $1 " ") == 0) sum += substr($0, RSTART + 6, RLENGTH - 6)
-		}
-		END { print sum + 0 }'
+		on && $1 != skip && match($0, /count:[0-9]+/) { print $1, substr($0, RSTART + 6, RLENGTH - 6) }'
 }
-ctld_rpcs() { sdiag | rpcs REQUEST_STATS_INFO; }
-dbd_rpcs() { sacctmgr show stats | rpcs DBD_GET_STATS; }
+ctld_rpcs() { sdiag | by_type REQUEST_STATS_INFO; }
+dbd_rpcs() { sacctmgr show stats | by_type DBD_GET_STATS; }
+# What came between readings $1 and $2: "TOTAL KIND N, KIND N...".
+delta() {
+	awk 'NR == FNR { before[$1] = $2; next }
+	     $2 > before[$1] { d = $2 - before[$1]; sum += d; kinds = kinds (kinds ? ", " : "") $1 " " d }
+	     END { print sum + 0, kinds }' <(echo "$1") <(echo "$2")
+}
 
 export GOS_SLURM_PORT GOS_ACCOUNTING=1 GOS_SLURM_CONF_EXTRA=
 GOS_SLURM_PORT=$(slurm_free_port)
@@ -106,7 +109,8 @@ field() { sacct -j "$id" -X -D -n -P -o AdminComment | grep -F '"gos":3' | grep 
 seen() { polls=$((polls + 1)); field >/dev/null || { sleep 0.2; false; }; }
 wait_until 120 seen || { echo "no record in sacct" >&2; tail -n 20 "$log" >&2; exit 1; }
 seconds=$(awk -v f="$from" -v t="$(date +%s.%N)" 'BEGIN { printf "%.2f", t - f }')
-ctld=$(($(ctld_rpcs) - ctld_before)) dbd=$(($(dbd_rpcs) - dbd_before))
+read -r ctld ctld_kinds < <(delta "$ctld_before" "$(ctld_rpcs)")
+read -r dbd dbd_kinds < <(delta "$dbd_before" "$(dbd_rpcs)")
 
 line=$(field)
 file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
@@ -118,7 +122,7 @@ record = json.loads(line[len("gpuoversub="):])
 print(record["parts"], len(line.encode()), "yes" if file["field"] == line else "no")' "$line" "$file")
 
 result="jobwide N=$n: kept $k/$n parts, record $bytes bytes, accounting whole: $whole, controller RPCs $ctld, $seconds s"
-dbd_line="slurmdbd RPCs $dbd (the bench's own $polls sacct reads among them); parts sealed in $sealed_s s, all taken ${last_s} s after the send start"
+dbd_line="slurmdbd RPCs $dbd ($dbd_kinds; the bench's $polls sacct reads among them); controller's: ${ctld_kinds:-none}; parts sealed in $sealed_s s, all taken $last_s s after the send start"
 echo "$result"
 echo "$dbd_line"
 
