@@ -132,10 +132,11 @@ verdict=$(awk -v k="$k" -v e="$expected" -v b="$bytes" -v w="$whole" -v r="$ctld
 	ok = k == e && b <= 16384 && w == "yes" && r <= 10
 	print (ok ? "meets" : "MISSES") " k=n, <= 16384 bytes, whole, r <= 10" (s <= 10 ? "; meets" : "; MISSES") " <= 10 s" }')
 if [ -n "$results" ]; then
+	load=$(cut -d' ' -f1 /proc/loadavg)
 	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	python3 "$here/results_section.py" "$results" "bench_jobwide_$n" "## Job-wide record at N=$n, $(date +%F)
 
-Machine: $(nproc) x $cpu. Real slurmctld, slurmd, slurmdbd and MariaDB (Slurm $(sinfo -V | cut -d' ' -f2)), one real
+Machine: $(nproc) x $cpu, load average $load at the end. Real slurmctld, slurmd, slurmdbd and MariaDB (Slurm $(sinfo -V | cut -d' ' -f2)), one real
 gpuoversubd writing; $((n - 1)) simulated nodes' parts sealed by munged and sent at once through the daemon's
 send_frame, each from its own loopback NodeAddr. \`bench/bench_jobwide.sh $n\`.
 
