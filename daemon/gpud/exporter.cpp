@@ -93,7 +93,7 @@ void Exporter::write_jobwide(std::ostream &m) const
 	const JobwideCounts &c = jobwide_;
 	auto value = [](const NodeRow &r) { return number(r.value); };
 	const Family<NodeRow> plain[] = {
-		{"gpuoversub_jobwide_run_ends_total", "counter", "Run ends this node's epilog reported (JOBWIDE_PART).", value},
+		{"gpuoversub_jobwide_run_ends_total", "counter", "Run ends this node's epilog reported with its part (JOBWIDE_PART).", value},
 		{"gpuoversub_jobwide_parts_delivered_total", "counter", "This node's parts its runs' writers took.", value},
 		{"gpuoversub_jobwide_parts_given_up_total", "counter", "This node's parts no writer took within "
 		 "jobwide.send_for, or that were refused.", value},

@@ -32,7 +32,7 @@ namespace gos::gpud {
 class SlurmHandlers {
 public:
 	SlurmHandlers(JobLedger &ledger, Reconciler &reconciler, const std::vector<Gpu> &gpus, Jobwide &jobwide,
-		      const SlurmFacts &facts)
+		      SlurmFacts &facts)
 		: ledger_(ledger), reconciler_(reconciler), gpus_(gpus), jobwide_(jobwide), facts_(facts)
 	{
 	}
@@ -47,7 +47,7 @@ private:
 	Reconciler &reconciler_;
 	const std::vector<Gpu> &gpus_;
 	Jobwide &jobwide_;
-	const SlurmFacts &facts_;
+	SlurmFacts &facts_;
 };
 
 // An agent's, for its own job: who it is, what it does, what it may use.

@@ -93,7 +93,8 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 	// its own epilog, no node asking another.
 	const std::string &writer = nodes.front();
 	const std::string successor = nodes.size() > 1 ? nodes[1] : "";
-	const bool writes = writer == end.node, stands_by = successor == end.node;
+	const bool writes = writer == end.node;
+	bool stands_by = successor == end.node;
 	// Everything is checked before anything is held: a refused run end
 	// leaves nothing behind.
 	jobwide::Frame frame;
@@ -104,18 +105,31 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 		if (frame.node != end.node || frame.job != end.job)
 			return Refusal{-EINVAL, "the part's frame names node " + frame.node + " and job " +
 							std::to_string(frame.job) + ", not this node and job"};
-		if ((writes || stands_by) && own_.size() >= own_max)
+		if (writes && own_.size() >= own_max)
 			return Refusal{-EBUSY, "this node holds " + std::to_string(own_max) + " of its own parts to open already"};
 		if (!writes && outbox_.held() >= outbox_settings_max)
 			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
 	}
-	if (writes || stands_by)
-		if (auto why = writer_.expect({end.job, end.run, end.start, end.node, end.num_nodes, 0}, end.nodelist, now))
-			return Refusal{-EBUSY, std::string("the run is not ") + (writes ? "written" : "stood by for") +
-						       " here: " + *why};
+	const report::RunFacts facts{end.job, end.run, end.start, end.node, end.num_nodes, 0};
+	if (writes)
+		if (auto why = writer_.expect(facts, end.nodelist, now))
+			return Refusal{-EBUSY, "the run is not written here: " + *why};
+	// Standing by is the successor's extra: when it cannot, its part still
+	// goes to the writer, as any other node's.
+	if (stands_by && !end.frame.empty() && own_.size() >= own_max) {
+		log_("job-wide: job " + std::to_string(end.job) + ": this node does not stand by for its writer " + writer +
+		     ": it holds " + std::to_string(own_max) + " of its own parts to open already");
+		stands_by = false;
+	} else if (stands_by) {
+		if (auto why = writer_.expect(facts, end.nodelist, now)) {
+			log_("job-wide: job " + std::to_string(end.job) + ": this node does not stand by for its writer " +
+			     writer + ": " + *why);
+			stands_by = false;
+		}
+	}
 	self_ = end.node;
-	++counts_.run_ends;
 	if (!end.frame.empty()) {
+		++counts_.run_ends;	// once per run: on Slurm 22.05 a frameless end comes first
 		// The successor keeps its own part for the run it stands by for,
 		// and sends it to the writer as every other node does.
 		if (writes || stands_by)

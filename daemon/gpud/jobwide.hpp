@@ -35,7 +35,7 @@ struct RunEnd {
 
 // What the server counts for the exporter.
 struct JobwideCounts {
-	std::uint64_t run_ends = 0;	// JOBWIDE_PART requests taken
+	std::uint64_t run_ends = 0;	// JOBWIDE_PART requests taken with a part
 	std::uint64_t queued = 0;	// parts put in the outbox
 	std::uint64_t delivered = 0, given_up = 0;	// parts whose sending ended
 	std::uint64_t runs_written = 0;	// runs whose record went to the helper and was written

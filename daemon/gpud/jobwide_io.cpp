@@ -276,6 +276,10 @@ void JobwideIo::send_due()
 	for (const Ended &e : box.ended()) {
 		if (e.delivered) {
 			jobwide_.counts().delivered++;
+			// This node's own part, of a run it may stand by for: the
+			// writer has it (a successor's own part goes to the writer only).
+			if (e.part.successor.empty())
+				jobwide_.writer().writer_took_own(e.part.job, e.part.start);
 			continue;
 		}
 		jobwide_.counts().given_up++;
@@ -305,17 +309,20 @@ void JobwideIo::begin(ClosedRun run)
 
 // A successor's run: parts come here only when their senders could not
 // reach the writer for failover_after. If none came but this node's own,
-// the writer has them; otherwise the record is this node's to write if
-// slurmctld holds the writer's node down (docs/jobwide.md, "Failures").
+// and the writer took that one, the writer has them all. Otherwise the
+// record is this node's to write once slurmctld holds the writer's node
+// down (docs/jobwide.md, "Failures"): asked again with the record's
+// backoff while it says up or nothing, for send_for (a node that just
+// died is found down only after SlurmdTimeout).
 void JobwideIo::stood_by(std::shared_ptr<Closing> c)
 {
 	const report::RunFacts &f = c->run.facts;
 	std::size_t others = 0;
 	for (const nlohmann::json &part : c->run.file.value("parts", nlohmann::json::array()))
 		others += part.value("node", "") != f.writer;
-	if (c->run.file_only || !others) {
+	if (c->run.file_only || (!others && jobwide_.writer().writer_has_own(f.job, f.start))) {
 		GOS_LOG(log::info, "job-wide: job " << f.job << " run " << f.run << ": stood by for " << c->run.covers
-						    << "; no other node's part came here: the writer has them");
+						    << "; the writer has every part");
 		return dropped(c);
 	}
 	on_worker(
@@ -340,13 +347,14 @@ void JobwideIo::stood_by(std::shared_ptr<Closing> c)
 								     << " of " << c->run.record.n << " parts");
 				return record(c);
 			}
-			if (state.down || Clock::now() >= c->until) {
+			if (Clock::now() >= c->until) {
 				GOS_LOG(log::notice, "job-wide: job " << run.job << " run " << run.run << ": " << others
 								     << " other node(s)' parts came here, the successor, but "
-								     << (state.down ? "the writer " + c->run.covers + " is up: they are its"
+								     << (state.down ? "the writer " + c->run.covers + " stayed up: they are its"
 										    : "slurmctld never said whether the writer " +
 											      c->run.covers + " is down (" +
-											      state.unavailable + "): nothing is written here"));
+											      state.unavailable + ")")
+								     << "; nothing is written here");
 				return dropped(c);
 			}
 			later(c, &JobwideIo::stood_by);
@@ -356,17 +364,15 @@ void JobwideIo::stood_by(std::shared_ptr<Closing> c)
 // A successor's run that is not written here: no record, no file.
 void JobwideIo::dropped(std::shared_ptr<Closing> c)
 {
-	const report::RunFacts &f = c->run.facts;
-	jobwide_.writer().written(f.job, f.start, "");
-	jobwide_.writer().filed(f.job, f.start);
+	jobwide_.writer().drop(c->run.facts.job, c->run.facts.start);
 }
 
 void JobwideIo::later(std::shared_ptr<Closing> c, void (JobwideIo::*step)(std::shared_ptr<Closing>))
 {
 	c->backoff = std::clamp<Clock::duration>(c->backoff * 2, record_backoff_min, record_backoff_max);
 	c->timer = std::make_unique<asio::steady_timer>(io_, c->backoff);
-	c->timer->async_wait([this, c, step](const boost::system::error_code &ec) {
-		if (!ec)
+	c->timer->async_wait([this, alive = alive_, c, step](const boost::system::error_code &ec) {
+		if (!ec && *alive)
 			(this->*step)(c);
 	});
 }
@@ -374,6 +380,8 @@ void JobwideIo::later(std::shared_ptr<Closing> c, void (JobwideIo::*step)(std::s
 void JobwideIo::record(std::shared_ptr<Closing> c)
 {
 	const config::Config &cfg = daemon_.config();
+	c->until = Clock::now() + std::chrono::nanoseconds(cfg.policy.jobwide.send_for_ns);	// its own, after a stand-by
+	c->backoff = Clock::duration{0};
 	if (c->run.file_only || !cfg.policy.report_admin_comment)
 		return recorded(std::move(c));
 	if (closing_ >= closing_max) {

@@ -130,6 +130,8 @@ WriterTook JobwideWriter::take(std::uint64_t job, std::int64_t start, const repo
 	if (it == runs_.end())
 		return WriterTook::unknown_run;
 	Held &h = it->second;
+	if (h.dropped)
+		return WriterTook::dup;	// the writer has the run
 	switch (h.run->take(part, sent)) {
 	case PartTaken::dup:
 		return WriterTook::dup;
@@ -179,6 +181,25 @@ void JobwideWriter::filed(std::uint64_t job, std::int64_t start)
 	}
 }
 
+void JobwideWriter::drop(std::uint64_t job, std::int64_t start)
+{
+	if (auto it = runs_.find({job, start}); it != runs_.end())
+		it->second.dropped = true;
+	filed(job, start);
+}
+
+void JobwideWriter::writer_took_own(std::uint64_t job, std::int64_t start)
+{
+	if (auto it = runs_.find({job, start}); it != runs_.end())
+		it->second.writer_has_own = true;
+}
+
+bool JobwideWriter::writer_has_own(std::uint64_t job, std::int64_t start) const
+{
+	auto it = runs_.find({job, start});
+	return it != runs_.end() && it->second.writer_has_own;
+}
+
 std::vector<ClosedRun> JobwideWriter::due(std::int64_t now)
 {
 	std::vector<ClosedRun> out;
@@ -207,7 +228,7 @@ std::optional<std::int64_t> JobwideWriter::next_deadline() const
 std::optional<nlohmann::json> JobwideWriter::file_of(std::uint64_t job, std::int64_t start) const
 {
 	auto it = runs_.find({job, start});
-	if (it == runs_.end() || !it->second.run->closed())
+	if (it == runs_.end() || !it->second.run->closed() || it->second.dropped)
 		return std::nullopt;
 	return it->second.run->file(it->second.field);
 }

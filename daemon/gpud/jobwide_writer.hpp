@@ -101,6 +101,13 @@ public:
 	// A closed run's file is written: its journal goes. Until then a
 	// restart closes the run again from the journal, and writes it again.
 	void filed(std::uint64_t job, std::int64_t start);
+	// A successor's closed run that is not written here: its journal goes,
+	// and it has no file; a part that comes later is answered dup.
+	void drop(std::uint64_t job, std::int64_t start);
+	// The writer took this node's own part of a run this node stands by
+	// for: the other nodes' parts reached it too, or came here.
+	void writer_took_own(std::uint64_t job, std::int64_t start);
+	bool writer_has_own(std::uint64_t job, std::int64_t start) const;
 	// The earliest deadline of a run (a wait ends, or a kept run is
 	// forgotten), for the daemon's timer.
 	std::optional<std::int64_t> next_deadline() const;
@@ -118,6 +125,8 @@ private:
 		std::int64_t deadline = 0;	// open: when the wait ends; closed: when it is forgotten
 		std::string field;	// filed: the segment written
 		std::string covers;	// a successor's: the run's writer
+		bool writer_has_own = false;	// a successor's: the writer took its own part
+		bool dropped = false;	// a successor's, closed and not written here
 	};
 	using Key = std::pair<std::uint64_t, std::int64_t>;	// job, start
 	using Runs = std::map<Key, Held>;

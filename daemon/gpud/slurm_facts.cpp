@@ -254,6 +254,13 @@ std::optional<SlurmRun> SlurmFacts::run_seen(std::uint64_t id) const
 	return it == runs_seen_.end() ? std::nullopt : std::optional<SlurmRun>(it->second);
 }
 
+void SlurmFacts::forget_run(std::uint64_t id)
+{
+	std::lock_guard lock(mu_);
+	if (runs_seen_.erase(id))
+		seen_order_.erase(std::find(seen_order_.begin(), seen_order_.end(), id));
+}
+
 // Logs a kind's failure when it starts or changes, and its recovery: once,
 // not every refresh. `meanwhile` says what a failure means, when more than
 // that the cached values stay.

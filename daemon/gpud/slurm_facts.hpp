@@ -119,6 +119,8 @@ public:
 	// Slurm 22.05 epilog takes its run from here (JOBWIDE_PART). The
 	// newest runs_seen_max jobs' runs are kept.
 	std::optional<SlurmRun> run_seen(std::uint64_t id) const;
+	// The job's run ended here (JOB_END): no longer seen.
+	void forget_run(std::uint64_t id);
 	static constexpr std::size_t runs_seen_max = 4096;
 	// Changes whenever a cached value does, for the event loop to re-apply
 	// the weights.

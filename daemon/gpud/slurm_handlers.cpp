@@ -46,6 +46,9 @@ Answer SlurmHandlers::step_end(Session &, const gos_req_step_ref &req)
 // (a slurmstepd killed before its exit hook).
 Answer SlurmHandlers::job_end(Session &, const gos_req_job &req)
 {
+	// The epilog told the run's end before this: a requeued job's next
+	// run must not be taken for this one.
+	facts_.forget_run(req.job_id);
 	return answer_of(ledger_.end_job(req.job_id));
 }
 

@@ -22,46 +22,18 @@
 #include <string>
 #include <vector>
 
-#include "common/jobwide/frame.hpp"
-#include "common/util/munge.hpp"
 #include "daemon/gpud/jobwide_sender.hpp"
+#include "tests/tools/jobwide_tool.hpp"
 
 using namespace gos;
+using gos::jobwide_tool::fail;
+using gos::jobwide_tool::frame_of;
+using gos::jobwide_tool::number;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr int ttl_s = 660;	// send_for and a minute, as gos_jobwide_send
 constexpr auto backoff_min = std::chrono::milliseconds(1000), backoff_max = std::chrono::milliseconds(60000);
-
-[[noreturn]] void fail(const std::string &why)
-{
-	std::fprintf(stderr, "gos_jobwide_nodes: %s\n", why.c_str());
-	std::exit(2);
-}
-
-std::uint64_t number(const char *text)
-{
-	char *end = nullptr;
-	unsigned long long v = std::strtoull(text, &end, 10);
-	if (!*text || *end)
-		fail(std::string("not a number: ") + text);
-	return v;
-}
-
-// As gos_jobwide_send's frame_of (duplicated: that file is not to change now).
-std::string frame_of(const std::string &munge_socket, const jobwide::Payload &p)
-{
-	std::string text, credential;
-	if (auto why = jobwide::encode_payload(p, text))
-		fail("payload: " + *why);
-	if (auto why = munge::encode(text, ttl_s, munge_socket, credential))
-		fail("munge: " + *why);
-	jobwide::Bytes bytes;
-	if (auto why = jobwide::encode_frame({jobwide::Kind::part, p.node, p.job, credential}, bytes))
-		fail("frame: " + *why);
-	return std::string(bytes.begin(), bytes.end());
-}
 
 // Node I's part: eight GPUs, and counters that differ from node to node,
 // so that the record's spreads and top list have something to order.

@@ -19,38 +19,16 @@
 #include <string>
 #include <vector>
 
-#include "common/jobwide/seal.hpp"
 #include "common/proto/client.hpp"
 #include "daemon/gpud/jobwide_sender.hpp"
+#include "tests/tools/jobwide_tool.hpp"
 
 using namespace gos;
+using gos::jobwide_tool::fail;
+using gos::jobwide_tool::frame_of;
+using gos::jobwide_tool::number;
 
 namespace {
-
-constexpr int ttl_s = 660;	// send_for and a minute
-
-[[noreturn]] void fail(const std::string &why)
-{
-	std::fprintf(stderr, "gos_jobwide_send: %s\n", why.c_str());
-	std::exit(2);
-}
-
-std::uint64_t number(const char *text)
-{
-	char *end = nullptr;
-	unsigned long long v = std::strtoull(text, &end, 10);
-	if (!*text || *end)
-		fail(std::string("not a number: ") + text);
-	return v;
-}
-
-std::string frame_of(const std::string &munge_socket, const jobwide::Payload &p)
-{
-	std::string frame;
-	if (auto why = jobwide::seal_part(p, ttl_s, munge_socket, frame))
-		fail(*why);
-	return frame;
-}
 
 std::vector<std::string> split(const std::string &s)
 {

@@ -298,18 +298,27 @@ PY
 # The writer's node fails (NODE_FAIL; --no-requeue): the others' parts
 # reach the successor, n2, after jobwide.failover_after (5 s here); at the
 # end of its wait n2 asks slurmctld, finds n1 down, and writes the run's
-# record itself, n1 named missing (docs/jobwide.md, "Failures").
+# record itself, n1 named missing (docs/jobwide.md, "Failures"). Beside it,
+# a two-node job: n2 holds only its own part, which n1 never took, so it
+# writes that run's record too.
 @test "the writer's node killed: its successor writes the run's record, the writer named missing" {
+	local id two
 	id=$(job_on 3 60 --gres=shard:1 --no-requeue)
+	two=$(job_on 2 60 --gres=shard:1 --no-requeue -w "n[1-2]")
 	for n in n1 n2 n3; do wait_until 30 eval "[ -n \"\$(weights_on $n $id)\" ]"; done
+	for n in n1 n2; do wait_until 30 eval "[ -n \"\$(weights_on $n $two)\" ]"; done
 	node_fail n1
-	wait_until 120 has_records "$id" 1 || {
+	wait_until 120 eval 'has_records "$id" 1 && has_records "$two" 1' || {
 		on_head scontrol -o show job "$id"; tail -n 8 "$GOS_DIR/log/gpuoversubd.n2.log" "$GOS_DIR/log/gpuoversubd.n3.log"; false; }
-	on_head sacct -j "$id" -X -D -o JobID,State,AdminComment%300
+	on_head sacct -j "$id,$two" -X -D -o JobID,State,AdminComment%300
 	records "$id" | python3 -c '
 import json, sys
 [o] = json.load(sys.stdin)
 assert o["run"] == 0 and o["writer"] == "n2" and o["n"] == 3 and o["parts"] == 2 and o["missing"] == "n1", o'
+	records "$two" | python3 -c '
+import json, sys
+[o] = json.load(sys.stdin)
+assert o["writer"] == "n2" and o["n"] == 2 and o["parts"] == 1 and o["missing"] == "n1", o'
 	python3 - "$GOS_DIR/nodes/n2/reports/job-$id.run-0.jobwide.json" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))
@@ -319,6 +328,8 @@ PY
 		"$GOS_DIR/log/gpuoversubd.n2.log"
 	node_up n1
 	wait_until 60 all_idle
+	# n1 back: it never expected the runs, so nothing writes them again.
+	has_records "$id" 1 && has_records "$two" 1
 }
 
 # Issue 30: n1's door, as the writer of a run of n[1-2], takes only what

@@ -270,14 +270,22 @@ BOOST_AUTO_TEST_CASE(the_successor_stands_by_for_the_writer_for_failover_after_l
 		BOOST_REQUIRE(closed.size() == 1u);
 		BOOST_TEST(closed[0].covers == "n1");
 	}
+	BOOST_TEST(!x.w.writer_has_own(1, f.start));
+	x.w.writer_took_own(1, f.start);	// the outbox delivered n2's own part to n1
+	BOOST_TEST(x.w.writer_has_own(1, f.start));
 	std::vector<ClosedRun> closed = x.w.due(1000 + 120);
 	BOOST_REQUIRE(closed.size() == 1u);
 	BOOST_TEST(closed[0].covers == "n1");
 	BOOST_TEST(closed[0].record.writer == "n2");
 	BOOST_TEST(closed[0].record.missing == "n1");
+	// Not written here: its journal goes, it has no file, a later part is dup.
+	x.w.drop(1, f.start);
+	BOOST_TEST(!std::filesystem::exists(journal_path(x.dir.path, 1, f.start)));
+	BOOST_TEST(!x.w.file_of(1, f.start));
+	BOOST_TEST(name_of(x.w.take(1, f.start, part("n1"), sent(part("n1")))) == "dup");
 	// The writer's own run covers no one.
 	BOOST_TEST(!x.w.expect(facts_of(2), "n[1-3]", 1000));
-	x.w.take(2, f.start, part("n1"), sent(part("n1")));
+	BOOST_TEST(name_of(x.w.take(2, f.start, part("n1"), sent(part("n1")))) == "kept");
 	closed = x.w.due(1000 + 60);
 	BOOST_REQUIRE(closed.size() == 1u);
 	BOOST_TEST(closed[0].covers.empty());

@@ -286,6 +286,8 @@ BOOST_FIXTURE_TEST_CASE(a_watched_jobs_run_and_nodes_are_kept_with_its_state, He
 	// never watched, has none.
 	BOOST_TEST((*facts.run_seen(5) == gpud::SlurmRun{1, 1733140100}));
 	BOOST_TEST(!facts.run_seen(7));
+	facts.forget_run(5);	// its epilog's JOB_END
+	BOOST_TEST(!facts.run_seen(5));
 }
 
 BOOST_AUTO_TEST_CASE(a_lookup_gives_the_facts_read_and_says_what_is_unknown)
