@@ -14,7 +14,7 @@ $(BENCH_BIN): %: %.o $(LIBS)
 ALL += $(BENCH_BIN)
 .PHONY: bench
 bench: $(BENCH_BIN) $(GPUD_BIN) $(AGENT_LIB) $(TESTAPP) $(GOS_REGISTER) $(SIM_BIN) \
-		$(SPANK_LIB) $(SLURM_FACTS_BIN) $(GOS_JOBWIDE_SEND) $(GOS_JOBWIDE_NODES) \
+		$(SPANK_LIB) $(SLURM_FACTS_BIN) $(GOS_JOBWIDE_SEND) $(GOS_JOBWIDE_NODES) $(GOS_HOSTLIST) \
 		$(if $(filter mpi,$(SKIPPED)),,$(MPI_LIB) $(BUILD)/bench/mpi_pingpong)
 	$(BUILD)/bench/bench_engine --results bench/RESULTS.md
 	$(BUILD)/bench/bench_roundtrip --results bench/RESULTS.md

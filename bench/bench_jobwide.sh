@@ -19,7 +19,8 @@
 # line with slurmdbd's RPCs (sacctmgr show stats) over the same span.
 # Targets at N=1024: k=n, <= 16384 bytes, whole, r <= 10, <= 10 s; all but
 # the time make the exit status. --silent PCT leaves that share of the
-# simulated nodes unsent (they are missing; the writer waits 5 s for them).
+# simulated nodes unsent: the record must name them missing, and no other
+# (the writer waits 5 s for them).
 # GOS_BENCH_LOG=PATH keeps the daemon's log there (the rest goes). Needs root.
 set -euo pipefail
 usage="usage: bench_jobwide.sh N [--silent PCT] [--results PATH]"
@@ -114,11 +115,17 @@ read -r dbd dbd_kinds < <(delta "$dbd_before" "$(dbd_rpcs)")
 line=$(field)
 file=$GOS_DIR/reports/job-$id.run-0.jobwide.json
 wait_until 30 test -s "$file"
-read -r k bytes whole < <(python3 -c '
+read -r k bytes whole missing < <(python3 -c '
 import json, sys
 line, file = sys.argv[1], json.load(open(sys.argv[2]))
 record = json.loads(line[len("gpuoversub="):])
-print(record["parts"], len(line.encode()), "yes" if file["field"] == line else "no")' "$line" "$file")
+print(record["parts"], len(line.encode()), "yes" if file["field"] == line else "no", record["missing"] or "-")' "$line" "$file")
+# The record names the silent nodes missing, each by name, and no other.
+named=yes
+if [ "$quiet" != 0 ] || [ "$missing" != - ]; then
+	[ "$missing" != - ] && [ "$("$BUILD/tests/tools/gos_hostlist" expand "$missing" | sort)" = \
+		"$(sed -n 's/^silent //p' <<<"$sent" | tr ' ' '\n' | sort)" ] || named=no
+fi
 
 result="jobwide N=$n: kept $k/$n parts, record $bytes bytes, accounting whole: $whole, controller RPCs $ctld, $seconds s"
 dbd_line="slurmdbd RPCs $dbd ($dbd_kinds; the bench's $polls sacct reads among them); controller's: ${ctld_kinds:-none}; parts sealed in $sealed_s s, all taken $last_s s after the send start"
@@ -126,9 +133,9 @@ echo "$result"
 echo "$dbd_line"
 
 # The silent nodes are missing, and no other.
-verdict=$(awk -v k="$k" -v e="$((n - quiet))" -v b="$bytes" -v w="$whole" -v r="$ctld" -v s="$seconds" 'BEGIN {
-	ok = k == e && b <= 16384 && w == "yes" && r <= 10
-	print (ok ? "meets" : "MISSES") " k=" e ", <= 16384 bytes, whole, r <= 10" (s <= 10 ? "; meets" : "; MISSES") " <= 10 s" }')
+verdict=$(awk -v k="$k" -v e="$((n - quiet))" -v b="$bytes" -v w="$whole" -v r="$ctld" -v s="$seconds" -v m="$named" 'BEGIN {
+	ok = k == e && b <= 16384 && w == "yes" && r <= 10 && m == "yes"
+	print (ok ? "meets" : "MISSES") " k=" e ", <= 16384 bytes, whole, r <= 10, the silent named missing" (s <= 10 ? "; meets" : "; MISSES") " <= 10 s" }')
 if [ -n "$results" ]; then
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')

@@ -9,8 +9,9 @@
 // seconds (60). --silent PCT leaves that share of the nodes unsent, spread
 // over the list. Prints
 //   sealed N in T s; taken K refused R given_up G silent Q; last taken T s
-// (times from the start of the sending), and each refusal's reason on
-// stderr. Exit 0 when every node sent was taken.
+// (times from the start of the sending), then, with silent nodes,
+//   silent NAME...
+// and each refusal's reason on stderr. Exit 0 when every node sent was taken.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -129,11 +130,12 @@ int main(int argc, char **argv)
 
 	auto sealing = Clock::now();
 	std::vector<std::shared_ptr<Node>> nodes;
-	std::size_t silent = 0, i = 0;
+	std::vector<std::string> silent;
+	std::size_t i = 0;
 	for (std::string name, addr; std::cin >> name >> addr; ++i) {
 		// Node I is silent when its share crosses a whole percent step.
 		if ((i + 1) * silent_pct / 100 != i * silent_pct / 100) {
-			++silent;
+			silent.push_back(name);
 			continue;
 		}
 		p.node = name;
@@ -151,6 +153,12 @@ int main(int argc, char **argv)
 		f.send(n);
 	f.io.run();
 	std::printf("sealed %zu in %.2f s; taken %zu refused %zu given_up %zu silent %zu; last taken %.2f s\n",
-		    nodes.size(), sealed_s, f.taken, f.refused, f.given_up, silent, seconds(f.last_taken - f.start));
+		    nodes.size(), sealed_s, f.taken, f.refused, f.given_up, silent.size(), seconds(f.last_taken - f.start));
+	if (!silent.empty()) {
+		std::printf("silent");
+		for (const std::string &name : silent)
+			std::printf(" %s", name.c_str());
+		std::printf("\n");
+	}
 	return f.taken == nodes.size() ? 0 : 1;
 }

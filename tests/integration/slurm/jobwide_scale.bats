@@ -17,3 +17,14 @@
 	[ "${BASH_REMATCH[1]}" -eq 256 ] && [ "${BASH_REMATCH[2]}" -le 16384 ] && [ "${BASH_REMATCH[3]}" = yes ] &&
 		[ "${BASH_REMATCH[4]}" -le 10 ] || shown
 }
+
+# 5% of the nodes never send: the record names each of them missing, by
+# name (the bench checks them against the ones it left silent), and keeps
+# the others' parts.
+@test "a 256-node run with 5% of its nodes silent: the record names each of them missing" {
+	export BUILD=${BUILD:-build} GOS_BENCH_LOG=$BATS_TEST_TMPDIR/gpuoversubd.log
+	run bench/bench_jobwide.sh 256 --silent 5
+	echo "$output"
+	[ "$status" -eq 0 ] || { tail -n 30 "$GOS_BENCH_LOG"; false; }
+	grep -q '^jobwide N=256: kept 244/256 parts, record [0-9]* bytes, accounting whole: yes,' <<<"$output"
+}
