@@ -42,6 +42,12 @@ GOS_LDFLAGS = $(SAN)
 SO_LDFLAGS := -shared -Wl,-z,relro,-z,now
 ifneq ($(SANITIZE),1)
   SO_OWN_RUNTIME := -Wl,-z,defs -static-libstdc++ -static-libgcc
+  # What is preloaded into tasks, in containers too, needs glibc 2.28 at
+  # most: common/compat/glibc_floor.cpp, with the libraries that held the
+  # old versions before 2.34. (Not under the sanitizers, whose runtime
+  # interposes the same calls.)
+  GLIBC_FLOOR_OBJ := $(BUILD)/common/compat/glibc_floor.o
+  GLIBC_FLOOR_LIBS := -Wl,--push-state,--no-as-needed -l:libpthread.so.0 -l:libdl.so.2 -Wl,--pop-state
 endif
 # Flags a file must keep whatever the caller passes (see dlsym_hook.o).
 PINNED_CXXFLAGS :=

@@ -6,7 +6,8 @@
 MUNGE_SRC := common/util/munge.cpp common/jobwide/seal.cpp
 MUNGE_OBJ := $(MUNGE_SRC:%.cpp=$(BUILD)/%.o)
 MUNGE_LIBS := -lmunge
-COMMON_SRC := $(filter-out $(MUNGE_SRC),$(wildcard common/*/*.cpp))
+# The glibc floor goes only into the preloaded libraries (Makefile).
+COMMON_SRC := $(filter-out $(MUNGE_SRC) common/compat/glibc_floor%,$(wildcard common/*/*.cpp))
 COMMON_OBJ := $(COMMON_SRC:%.cpp=$(BUILD)/%.o)
 COMMON_LIB := $(BUILD)/lib/libgpuoversub-common.a
 

@@ -2,7 +2,7 @@
 # the hook table, dlsym and the public API (gpuoversub.h).
 AGENT_SRC := $(wildcard mpi-hooks/agent/*.cpp) $(wildcard common/proto/*.cpp) common/util/units.cpp common/kdev/device.cpp
 AGENT_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(filter-out %/dlsym_hook.cpp,$(AGENT_SRC))) \
-	$(UNSAN)/mpi-hooks/agent/dlsym_hook.o
+	$(UNSAN)/mpi-hooks/agent/dlsym_hook.o $(GLIBC_FLOOR_OBJ)
 AGENT_LIB := $(BUILD)/lib/libgpuoversub.so
 AGENT_MAP := $(BUILD)/mpi-hooks/agent.map
 # See the file's head: never sanitized, and optimized whatever the caller
@@ -17,7 +17,7 @@ $(AGENT_MAP): mpi-hooks/agent/hooks.def
 $(AGENT_LIB): $(AGENT_OBJ) $(AGENT_MAP)
 	@mkdir -p $(@D)
 	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,-soname,libgpuoversub.so \
-		-Wl,--version-script=$(AGENT_MAP) $(AGENT_OBJ) -o $@ -ldl -lpthread
+		-Wl,--version-script=$(AGENT_MAP) $(AGENT_OBJ) -o $@ -ldl -lpthread $(GLIBC_FLOOR_LIBS)
 
 ALL += $(AGENT_LIB)
 INSTALL_STEPS += install-agent

@@ -6,6 +6,7 @@ MPICC ?= mpicc
 MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)
 MPI_LIBS := $(shell $(MPICC) --showme:link 2>/dev/null)
 MPI_LIB := $(BUILD)/lib/libgpuoversub_mpi.so
+MPI_FLOOR_OBJ := $(GLIBC_FLOOR_OBJ) $(if $(GLIBC_FLOOR_OBJ),$(BUILD)/common/compat/glibc_floor_dlsym.o)
 MPI_HOOKED_BIN := $(BUILD)/tests/integration/mpi/gos_mpi_app $(BUILD)/examples/mpi/balance
 # Programs that know nothing of gpuoversub: the tests preload the hooks.
 MPI_PLAIN_BIN := $(BUILD)/tests/integration/mpi/mpi_plain $(BUILD)/bench/mpi_pingpong
@@ -20,10 +21,10 @@ else
 $(BUILD)/mpi-hooks/mpi/hooks.o $(MPI_HOOKED_BIN:=.o) $(MPI_PLAIN_BIN:=.o): \
 	GOS_CPPFLAGS += $(MPI_CFLAGS) -DOMPI_SKIP_MPICXX
 
-$(MPI_LIB): $(BUILD)/mpi-hooks/mpi/hooks.o mpi-hooks/mpi/hooks.map
+$(MPI_LIB): $(BUILD)/mpi-hooks/mpi/hooks.o $(MPI_FLOOR_OBJ) mpi-hooks/mpi/hooks.map
 	@mkdir -p $(@D)
 	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,-soname,libgpuoversub_mpi.so \
-		-Wl,--version-script=mpi-hooks/mpi/hooks.map $< -o $@ $(MPI_LIBS) -ldl
+		-Wl,--version-script=mpi-hooks/mpi/hooks.map $< $(MPI_FLOOR_OBJ) -o $@ $(MPI_LIBS) -ldl $(GLIBC_FLOOR_LIBS)
 
 # The driver API from the fake driver, the hooks linked.
 $(MPI_HOOKED_BIN): %: %.o $(FAKECUDA_LIB) $(MPI_LIB)

@@ -4,7 +4,9 @@ FAKECUDA_DIR := $(BUILD)/tests/fakecuda
 FAKECUDA_LIB := $(FAKECUDA_DIR)/libcuda.so.1
 FAKECUDA_OBJ := $(patsubst %.cpp,$(BUILD)/%.o,$(wildcard tests/fakecuda/*.cpp))
 
-$(FAKECUDA_LIB): $(FAKECUDA_OBJ)
+# Like a real driver, which the container runtimes bind into images, it
+# loads whatever the image's glibc and C++ runtime (glibc_floor.cpp).
+$(FAKECUDA_LIB): $(FAKECUDA_OBJ) $(GLIBC_FLOOR_OBJ)
 	@mkdir -p $(@D)
-	$(CXX_LINK) $(SO_LDFLAGS) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $^ -o $@ -lpthread
+	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $^ -o $@ -lpthread $(GLIBC_FLOOR_LIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
