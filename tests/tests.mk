@@ -36,6 +36,12 @@ ifeq ($(and $(shell command -v ip),$(shell command -v nsenter),$(shell command -
   $(call skip,multinode,the multi-node Slurm tests,no ip or nsenter (apt-get install iproute2 util-linux))
   SKIPPED_TESTS += tests/integration/multinode/multinode.bats
 endif
+# Jobs in containers (tests/integration/containers): ch-run runs the image
+# that debootstrap makes.
+ifeq ($(and $(shell command -v ch-run),$(shell command -v debootstrap)),)
+  $(call skip,containers,the container tests,no ch-run or debootstrap (apt-get install charliecloud-runtime debootstrap))
+  SKIPPED_TESTS += tests/integration/containers/charliecloud.bats
+endif
 # Features that cannot be tested here (see `skip`), unless allowed.
 unallowed_skips = $(if $(filter all,$(allowed_skips)),,$(filter-out $(allowed_skips),$(SKIPPED)))
 

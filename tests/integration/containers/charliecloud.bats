@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# Jobs in containers: a real single-node Slurm (tests/integration/slurm/
+# harness.bash) whose jobs run the test program inside a Debian 11 image
+# (glibc 2.31, GCC 10: image.sh) with Charliecloud's ch-run, as a site
+# runs them. The image's program is built by the image's own g++ against
+# its own C++ runtime. Like a site's integration (gpuoversub(7),
+# Containers), ch-run binds the host's agent and driver at the paths the
+# plugin and the job's environment name; the daemon's socket is under the
+# host's /tmp, which ch-run binds itself. Needs root.
+
+load ../wait
+load ../slurm/jobs
+
+setup_file() {
+	export BUILD=${BUILD:-build}
+	# Under the sanitizers the agent needs the host's sanitizer runtime,
+	# which no image has: the floor is the plain build's to prove.
+	! objdump -p "$BUILD/lib/libgpuoversub.so" | grep -q 'NEEDED.*lib[a-z]*san' ||
+		skip "a sanitizer build's agent loads only where its runtime is"
+	source tests/integration/slurm/harness.bash
+	export IMAGE=$GOS_BUILD/images/bullseye
+	tests/integration/containers/image.sh "$IMAGE" 3>&-
+	image_program
+	export GOS_SLURM_PORT=$(slurm_free_port)
+	dir=$(mktemp -d /tmp/gos-containers-XXXXXX)
+	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
+	slurm_job_env
+}
+
+teardown_file() {
+	source tests/integration/slurm/harness.bash
+	slurm_teardown
+}
+
+setup() {
+	source tests/integration/slurm/harness.bash
+	[ -S "$GOS_SOCK" ] || gos_daemon_start
+}
+
+# The test program, built in the image by its g++ against the fake driver
+# (the runs bind the build's own over it); and the mount point of the build
+# tree, which the runs bind at its own path.
+image_program() {
+	local opt=$IMAGE/opt/gos
+	rm -rf "$opt" && mkdir -p "$opt"/{src,include/gpuoversub,driver} "$IMAGE$GOS_BUILD"
+	cp tests/tools/gos_testapp.cpp tests/tools/testapp.hpp tests/tools/testapp_streams.cpp "$opt/src/"
+	cp include/gpuoversub/*.h "$opt/include/gpuoversub/"
+	cp "${CUDA_INC:-/usr/local/cuda/include}/cuda.h" "$opt/include/"
+	cp "$GOS_BUILD/tests/fakecuda/libcuda.so.1" "$opt/driver/" && ln -s libcuda.so.1 "$opt/driver/libcuda.so"
+	chroot "$IMAGE" /usr/bin/env -i PATH=/usr/bin:/bin g++ -std=c++2a -O1 -I/opt/gos/include \
+		/opt/gos/src/gos_testapp.cpp /opt/gos/src/testapp_streams.cpp -o /opt/gos/gos_testapp \
+		-L/opt/gos/driver -lcuda -ldl -lpthread || { echo "the test program does not build in the image" >&2; return 1; }
+}
+
+# The command a job runs the image's program with.
+in_image() { echo "env USER=\$(id -un) ch-run -b $GOS_BUILD:$GOS_BUILD $IMAGE -- /opt/gos/gos_testapp"; }
+
+# report_of JOB FIELD: a field of the job's report.
+report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$GOS_DIR/reports/job-$1.json" "$2"; }
+
+@test "the image is glibc 2.31, and its program runs there with the agent" {
+	run chroot "$IMAGE" ldd --version
+	[[ ${lines[0]} == *" 2.31" ]]
+	printf 'alloc a 4\nverify a\nquit\n' | env USER=root GPUOVERSUB_SOCKET=/nonexistent LD_PRELOAD="$GOS_BUILD/lib/libgpuoversub.so" \
+		ch-run -b "$GOS_BUILD:$GOS_BUILD" "$IMAGE" -- /opt/gos/gos_testapp >"$GOS_DIR/alone.out" 2>&1 ||
+		{ cat "$GOS_DIR/alone.out"; false; }
+	cat "$GOS_DIR/alone.out"	# shown only when the test fails
+	[ "$(grep -c "^ok" "$GOS_DIR/alone.out")" -eq 3 ]	# the allocation, the check, quit
+	# No daemon there: it passes through, and says so once.
+	[ "$(grep -c 'cannot reach gpuoversubd' "$GOS_DIR/alone.out")" -eq 1 ]
+}
+
+@test "a job in the image competes with a bare-metal job: shares by weight, data intact, both reports" {
+	# 2M chunks: one is the tolerance. 256 MiB each, 512 of 256.
+	a=$(submit --gres=shard:3 --gpu-mem-oversub "$(job_script image 8 30 "$(in_image)")")
+	b=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script bare 8 30)")
+	wait_until 60 settled "$a" "$b" $((256 << 20))
+	ctl explain "$a"	# shown only when the test fails
+	shares_as_weights "$a" "$b" 2>&3
+	job_completed "$a"
+	job_completed "$b"
+	for j in "$a" "$b"; do
+		cat "$GOS_DIR/out-$j.txt"	# shown only when the test fails
+		[ "$(grep -c '^ok' "$GOS_DIR/out-$j.txt")" -eq 17 ]	# 8 allocations, 8 checks, quit
+		! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
+		wait_until 20 test -f "$GOS_DIR/reports/job-$j.json"
+		[ "$(report_of "$j" peak_device_bytes)" -gt 0 ]
+	done
+	echo "evicted: image job $(report_of "$a" bytes_evicted), bare job $(report_of "$b" bytes_evicted)" >&3
+	[ $(($(report_of "$a" bytes_evicted) + $(report_of "$b" bytes_evicted))) -gt 0 ]
+}
