@@ -15,6 +15,7 @@
 #include "common/status/status.hpp"
 #include "common/util/json_text.hpp"
 #include "common/util/text.hpp"
+#include "daemon/ctl/cdi.hpp"
 #include "daemon/ctl/job_wide.hpp"
 #include "common/util/units.hpp"
 #include "common/proto/client.hpp"
@@ -34,6 +35,9 @@ const char *usage_text =
 	"  explain JOB       why a running job has its shares: weights and entitlements\n"
 	"  requests          the daemon's requests: who may send each, its bytes and costs\n"
 	"  simulate TRACE    replay a trace under six policies (see gpuoversub-sim(1))\n"
+	"  cdi [--output FILE] [--config FILE]\n"
+	"                    the CDI spec that binds the agent and the socket into\n"
+	"                    OCI containers (gpuoversubctl cdi --help)\n"
 	"options:\n"
 	"  --socket PATH     daemon socket (default /run/gpuoversub/gpuoversubd.sock;\n"
 	"                    as root, root's socket beside it when there is one)\n"
@@ -197,6 +201,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && std::strcmp(argv[1], "simulate") == 0)
 		return gos::sim::sim_main(argc - 1, argv + 1);
+	if (argc > 1 && std::strcmp(argv[1], "cdi") == 0)
+		return gos::ctl::cdi_main(argc - 1, argv + 1);
 	std::string socket = "/run/gpuoversub/gpuoversubd.sock";
 	bool as_json = false;
 	static const option longopts[] = {{"socket", required_argument, nullptr, 's'}, {"json", no_argument, nullptr, 'j'},
