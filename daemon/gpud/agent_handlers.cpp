@@ -37,7 +37,9 @@ Answer AgentHandlers::hello(Session &s, const gos_req_hello &req)
 
 Answer AgentHandlers::admit(Session &s, const gos_req_hello &req)
 {
-	if (static_cast<pid_t>(req.pid) != s.peer.pid)
+	// The job is the peer's, from the kernel; the pid the agent names only
+	// has to be that process, in the daemon's namespace or its own.
+	if (!own_pid_is(s.peer.pid, static_cast<pid_t>(req.pid)))
 		return {-EPERM, "pid " + std::to_string(req.pid) + " is not the connecting process (" +
 					std::to_string(s.peer.pid) + ")", {}};
 	auto job = ledger_.job_of_pid(s.peer.pid);

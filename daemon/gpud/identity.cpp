@@ -55,6 +55,24 @@ std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root)
 	return ps->start;
 }
 
+bool own_pid_is(pid_t pid, pid_t seen, const char *proc_root)
+{
+	if (seen == pid)
+		return true;
+	std::ifstream in(std::string(proc_root) + "/" + std::to_string(pid) + "/status");
+	std::string line;
+	while (std::getline(in, line)) {
+		if (line.rfind("NSpid:", 0) != 0)
+			continue;
+		std::istringstream numbers(line.substr(6));
+		long last = 0, n = 0;
+		while (numbers >> n)
+			last = n;
+		return last > 0 && last == seen;
+	}
+	return false;
+}
+
 pid_t pid_max(const char *proc_root)
 {
 	std::ifstream in(std::string(proc_root) + "/sys/kernel/pid_max");

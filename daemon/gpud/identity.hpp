@@ -40,6 +40,11 @@ std::optional<ProcStat> proc_stat(pid_t pid, const char *proc_root = "/proc");
 // When a process started, if it runs: nullopt if it is gone or a zombie.
 std::optional<std::uint64_t> process_start(pid_t pid, const char *proc_root = "/proc");
 
+// Whether `seen` is pid's number in the process's own pid namespace (the
+// last NSpid of /proc/PID/status): a task in a container (podman,
+// Apptainer --pid) knows itself by that number, the daemon by pid.
+bool own_pid_is(pid_t pid, pid_t seen, const char *proc_root = "/proc");
+
 // kernel.pid_max: every pid the kernel hands out is below it.
 pid_t pid_max(const char *proc_root = "/proc");
 

@@ -74,7 +74,7 @@ struct gos_reply {
 };
 
 struct gos_req_hello {
-	__u32 pid;			/* must be the connecting process */
+	__u32 pid;			/* the connecting process, as it sees itself */
 	__s32 rank;			/* MPI rank or -1 */
 	__s32 local_rank;
 	__u32 world_size;

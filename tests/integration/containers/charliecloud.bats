@@ -8,6 +8,7 @@
 # plugin and the job's environment name; the daemon's socket is under the
 # host's /tmp, which ch-run binds itself. Needs root.
 
+bats_require_minimum_version 1.5.0
 load ../wait
 load ../slurm/jobs
 
@@ -82,10 +83,45 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	for j in "$a" "$b"; do
 		cat "$GOS_DIR/out-$j.txt"	# shown only when the test fails
 		[ "$(grep -c '^ok' "$GOS_DIR/out-$j.txt")" -eq 17 ]	# 8 allocations, 8 checks, quit
-		! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
+		run ! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
 		wait_until 20 test -f "$GOS_DIR/reports/job-$j.json"
 		[ "$(report_of "$j" peak_device_bytes)" -gt 0 ]
 	done
 	echo "evicted: image job $(report_of "$a" bytes_evicted), bare job $(report_of "$b" bytes_evicted)" >&3
 	[ $(($(report_of "$a" bytes_evicted) + $(report_of "$b" bytes_evicted))) -gt 0 ]
+}
+
+@test "a task in a pid namespace of its own is its job's: it says hello by its own pid and is managed" {
+	# As podman and Apptainer --pid run a task: the agent knows itself as
+	# pid 2 or so, the daemon by its pid on the node.
+	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script pidns 2 0 "unshare --pid --fork --mount-proc $(in_image)")")
+	job_completed "$id"
+	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$id.txt")" -eq 5 ]
+	run ! grep -q 'refused\|cannot reach' "$GOS_DIR/out-$id.txt"
+	wait_until 20 test -f "$GOS_DIR/reports/job-$id.json"
+	[ "$(report_of "$id" peak_device_bytes)" -eq $((64 << 20)) ]
+}
+
+@test "from a container, a process claims no job: not outside a job, and not another job from inside one" {
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	victim=$(submit --gres=shard:1 --gpu-mem-oversub --wrap "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'")
+	wait_until 30 listed "$victim"
+	# Outside any job, naming the victim: refused, and the program runs on unmanaged.
+	printf 'alloc a 4\nverify a\nquit\n' | env USER=root SLURM_JOB_ID="$victim" GPUOVERSUB_SOCKET="$GOS_SOCK" \
+		LD_PRELOAD="$GOS_BUILD/lib/libgpuoversub.so" ch-run -b "$GOS_BUILD:$GOS_BUILD" "$IMAGE" -- /opt/gos/gos_testapp \
+		>"$GOS_DIR/outsider.out" 2>&1 || { cat "$GOS_DIR/outsider.out"; false; }
+	cat "$GOS_DIR/outsider.out"	# shown only when the test fails
+	grep -q "gpuoversubd refused this process: process [0-9]* is not a task of any job" "$GOS_DIR/outsider.out"
+	[ "$(grep -c '^ok' "$GOS_DIR/outsider.out")" -eq 3 ]
+	# Inside another job's container, naming the victim: refused as that job's.
+	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script claim 1 0 "SLURM_JOB_ID=$victim $(in_image)")")
+	job_completed "$id"
+	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
+	grep -q "refused this process: process [0-9]* belongs to job $id, not job $victim" "$GOS_DIR/out-$id.txt"
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$id.txt")" -eq 3 ]
+	# The victim holds nothing of theirs.
+	[ "$(resident_of "$victim")" -eq 0 ]
+	touch "$release"
+	job_completed "$victim"
 }

@@ -281,6 +281,12 @@ BOOST_AUTO_TEST_CASE(process_identity_from_proc)
 	BOOST_TEST(gpud::cgroup2_mount((root + "/none").c_str()) == "/sys/fs/cgroup");
 	BOOST_REQUIRE(std::system(("mkdir -p " + root + "/sys/kernel && echo 4096 >" + root + "/sys/kernel/pid_max").c_str()) == 0);
 	BOOST_TEST(gpud::pid_max(root.c_str()) == 4096);
+	// A task in a container names itself by its innermost pid (NSpid's last).
+	std::ofstream(root + "/42/status") << "Name:\tx\nNSpid:\t42\t7\t2\nNSpgid:\t42\n";
+	BOOST_TEST(gpud::own_pid_is(42, 42, root.c_str()));
+	BOOST_TEST(gpud::own_pid_is(42, 2, root.c_str()));
+	BOOST_TEST(!gpud::own_pid_is(42, 7, root.c_str()));	// a middle namespace's is not its own
+	BOOST_TEST(!gpud::own_pid_is(43, 2, root.c_str()));	// no status: only its own number
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
