@@ -50,6 +50,24 @@ install-daemon: $(GPUD_BIN) $(CTL_BIN) $(SLURM_FACTS_BIN)
 	install -m 0644 config/gpuoversub.sysusers $(DESTDIR)/usr/lib/sysusers.d/gpuoversub.conf
 	install -m 0644 config/60-gpuoversub.rules $(DESTDIR)/lib/udev/rules.d/
 
+# Each container runtime's integration (docs/containers.md), naming the
+# agent where install-agent puts it. enroot reads its drop-in directories;
+# the rest are for the admin to copy. The fstab, which a site may edit, is
+# kept like the policy.
+CONTAINERS_DIR = $(DESTDIR)$(PREFIX)/share/gpuoversub/containers
+with_paths = sed -e 's|@LIBDIR@|$(PREFIX)/lib|g' -e 's|@DATADIR@|$(PREFIX)/share/gpuoversub|g' $(1) >$(2)
+INSTALL_STEPS += install-containers
+.PHONY: install-containers
+install-containers:
+	install -d $(DESTDIR)/etc/enroot/mounts.d $(DESTDIR)/etc/enroot/hooks.d $(CONTAINERS_DIR)
+	test -e $(DESTDIR)/etc/enroot/mounts.d/90-gpuoversub.fstab || \
+		$(call with_paths,config/containers/enroot.fstab,$(DESTDIR)/etc/enroot/mounts.d/90-gpuoversub.fstab)
+	$(call with_paths,config/containers/enroot-hook.sh,$(DESTDIR)/etc/enroot/hooks.d/90-gpuoversub.sh)
+	chmod 0755 $(DESTDIR)/etc/enroot/hooks.d/90-gpuoversub.sh
+	$(call with_paths,config/containers/apptainer.conf,$(CONTAINERS_DIR)/apptainer.conf)
+	$(call with_paths,config/containers/ch-run-gpuoversub,$(CONTAINERS_DIR)/ch-run-gpuoversub)
+	chmod 0755 $(CONTAINERS_DIR)/ch-run-gpuoversub
+
 # The exporter's textfile and the example alert rules are checked with
 # Prometheus' own promtool.
 ifeq ($(shell command -v promtool),)

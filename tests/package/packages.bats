@@ -126,6 +126,15 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	# ExecStartPre (gpuoversubd --check) refused, saying why.
 	journal | grep -q "no GPU to manage" || systemctl is-active gpuoversubd || { journal; false; }
 	grep -q '^optional spank_gpuoversub.so ' /etc/slurm/plugstack.conf.d/gpuoversub.conf
+	# The container runtimes' integration (gpuoversub(7), Containers), naming
+	# the installed agent; gpuoversubctl finds it beside itself.
+	[ -x /etc/enroot/hooks.d/90-gpuoversub.sh ]
+	grep -q '^/usr/lib/libgpuoversub.so[[:space:]]' /etc/enroot/mounts.d/90-gpuoversub.fstab
+	grep -qx 'bind path = /usr/lib/libgpuoversub.so' /usr/share/gpuoversub/containers/apptainer.conf
+	[ -x /usr/share/gpuoversub/containers/ch-run-gpuoversub ]
+	ctl cdi --output "$PKG_DIR/cdi.json"
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][1]["containerEdits"]["env"][0])' \
+		"$PKG_DIR/cdi.json" | grep -qx 'LD_PRELOAD=/usr/lib/libgpuoversub.so:/usr/lib/libgpuoversub_mpi.so'
 	# The headers compile as installed, and a program links and loads the MPI hooks.
 	printf '#include <gpuoversub/%s>\n' gpuoversub.h gpuoversub_mpi.h engine/gos_engine.h >"$PKG_DIR/dev.c"
 	echo 'int main(void) { return 0; }' >>"$PKG_DIR/dev.c"
