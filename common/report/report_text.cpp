@@ -67,6 +67,11 @@ static constexpr std::size_t ranks_listed = 8;
 
 static std::string ranks_text(const Report &r)
 {
+	// No agent said hello: the job's processes ran without one, or never
+	// used the GPU. Said once per job and node, with the likely fix.
+	if (r.ranks.empty())
+		return "  no process of this job reached gpuoversubd here: any GPU memory it used was not managed (in a "
+		       "container, bind the agent in: gpuoversub(7), CONTAINERS)\n";
 	std::vector<const Rank *> shown;
 	for (const Rank &rk : r.ranks)
 		shown.push_back(&rk);

@@ -86,6 +86,7 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 		run ! grep -q '^err\|^bad' "$GOS_DIR/out-$j.txt"
 		wait_until 20 test -f "$GOS_DIR/reports/job-$j.json"
 		[ "$(report_of "$j" peak_device_bytes)" -gt 0 ]
+		run ! grep -q "no process of this job reached" "$GOS_DIR/reports/job-$j.txt"
 	done
 	echo "evicted: image job $(report_of "$a" bytes_evicted), bare job $(report_of "$b" bytes_evicted)" >&3
 	[ $(($(report_of "$a" bytes_evicted) + $(report_of "$b" bytes_evicted))) -gt 0 ]
@@ -124,4 +125,19 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	[ "$(resident_of "$victim")" -eq 0 ]
 	touch "$release"
 	job_completed "$victim"
+}
+
+@test "a job whose image lacks the agent runs unmanaged, intact, and its report says so and names the fix" {
+	# The driver bound in as the NVIDIA toolkit binds it; the agent not:
+	# ld.so ignores the preload with a warning, and the program runs on.
+	bare_image="env LD_LIBRARY_PATH=/opt/gos/driver USER=\$(id -un) ch-run -b $GOS_BUILD/tests/fakecuda:/opt/gos/driver $IMAGE -- /opt/gos/gos_testapp"
+	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script noagent 2 0 "$bare_image")")
+	job_completed "$id"
+	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$id.txt")" -eq 5 ]
+	grep -q "libgpuoversub.so.*cannot be preloaded" "$GOS_DIR/out-$id.txt"
+	wait_until 20 test -f "$GOS_DIR/reports/job-$id.txt"
+	cat "$GOS_DIR/reports/job-$id.txt"
+	grep -q "no process of this job reached gpuoversubd here: .*gpuoversub(7), CONTAINERS" "$GOS_DIR/reports/job-$id.txt"
+	[ "$(report_of "$id" peak_device_bytes)" -eq 0 ]
 }
