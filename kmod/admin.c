@@ -80,6 +80,7 @@ long gos_admin_ioctl(struct file *file, unsigned int cmd, void __user *arg, bool
 		struct gos_ioc_tenant_stats tstats;
 		struct gos_ioc_gpu_stats gstats;
 		struct gos_ioc_gpu_external external;
+		struct gos_ioc_tenant_unmanaged unmanaged;
 		struct gos_ioc_tenant_list list;
 	} a;
 	int err;
@@ -96,6 +97,7 @@ long gos_admin_ioctl(struct file *file, unsigned int cmd, void __user *arg, bool
 	case GOS_IOC_GPU_EXTERNAL:
 	case GOS_IOC_TENANT_LIST:
 	case GOS_IOC_TENANT_BUFFERS:
+	case GOS_IOC_TENANT_UNMANAGED:
 		break;
 	default:
 		return -ENOTTY;
@@ -136,6 +138,9 @@ long gos_admin_ioctl(struct file *file, unsigned int cmd, void __user *arg, bool
 	case GOS_IOC_TENANT_LIST:
 		err = tenant_list(&a.list);
 		break;
+	case GOS_IOC_TENANT_UNMANAGED:
+		return a.unmanaged.pad ? -EINVAL :
+		       gos_tenant_set_unmanaged(gos_eng, a.unmanaged.tenant, a.unmanaged.bytes);
 	default:	/* GOS_IOC_GPU_EXTERNAL */
 		return a.external.pad ? -EINVAL :
 		       gos_gpu_set_external(gos_eng, a.external.gpu, a.external.bytes);

@@ -29,7 +29,7 @@ $(UNIT_BIN) $(INTEGRATION_BIN): %: %.o $(TEST_SUPPORT_OBJ) $(SPANK_LOGIC_OBJ) $(
 
 UNIT_TESTS += $(UNIT_BIN) $(wildcard tests/unit/*/*.bats)
 INTEGRATION_TESTS += $(INTEGRATION_BIN) $(wildcard tests/integration/*/*.bats)
-CHECK_DEPS += $(UNIT_BIN) $(INTEGRATION_BIN) $(FAKECUDA_LIB) $(TEST_TOOLS)
+CHECK_DEPS += $(UNIT_BIN) $(INTEGRATION_BIN) $(FAKECUDA_LIB) $(FAKENVML_LIB) $(TEST_TOOLS)
 # The multi-node Slurm (tests/integration/multinode) makes its nodes'
 # namespaces with ip and nsenter.
 ifeq ($(and $(shell command -v ip),$(shell command -v nsenter),$(shell command -v unshare)),)

@@ -226,8 +226,10 @@ void Loader::gpus(const Node *n, Config &cfg) const
 				g.numa_node = static_cast<int>(number(v, "numa_node", -1, 1023));
 			else if (key == "pci_bus_id")
 				g.pci_bus_id = scalar(v, "pci_bus_id");
+			else if (key == "nvml")
+				g.nvml = boolean(v, "nvml");
 			else
-				fail(v, "unknown key '" + key + "' in a simulated GPU; use memory, numa_node or pci_bus_id");
+				fail(v, "unknown key '" + key + "' in a simulated GPU; use memory, numa_node, pci_bus_id or nvml");
 		});
 		if (!g.memory)
 			fail(item, "a simulated GPU needs 'memory'");

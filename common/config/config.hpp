@@ -32,6 +32,7 @@ struct SimulatedGpu {
 	std::uint64_t memory = 0;
 	int numa_node = -1;
 	std::string pci_bus_id;
+	bool nvml = false;	// per-process usage from NVML at pci_bus_id (the fake driver's, in tests)
 	bool operator==(const SimulatedGpu &) const = default;
 };
 

@@ -101,6 +101,12 @@ std::string report_summary(const Report &r)
 		      r.oversubscribed_s, r.alloc_latency_us.p50, r.alloc_latency_us.p99);
 	s << line;
 	s << "  throttled " << r.throttle_events << " times, advice given " << r.advice_events << " times\n";
+	std::uint64_t unmanaged = 0;
+	for (const GpuPart &g : r.gpus)
+		unmanaged += g.peak_unmanaged;
+	if (unmanaged)
+		s << "  unmanaged: its processes without the agent held up to " << format_bytes(unmanaged)
+		  << " on the GPU, charged to the job\n";
 	s << weights_text(r);
 	s << restarts_text(r);
 	s << ranks_text(r);

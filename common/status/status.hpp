@@ -94,9 +94,10 @@ struct EngineShare {
 	std::string entitlement_why;
 	double level = 0;		// the GPU's water-filling level, bytes per unit of weight
 	std::uint64_t resident = 0, host = 0;
+	std::uint64_t unmanaged = 0;	// of resident: the job's processes' without the agent (NVML)
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(EngineShare, weight, min_bytes, limit, demand, entitlement,
-						entitlement_why, level, resident, host)
+						entitlement_why, level, resident, host, unmanaged)
 
 // One of the job's GPUs: the weight rule's result and the engine's share,
 // one flat object in JSON.

@@ -100,6 +100,8 @@ void print_status(const gos::status::Status &s)
 			std::string state = t.engine.throttled ? "throttled" : t.engine.host ? "oversubscribed" : "ok";
 			if (t.idle)
 				state += ", idle";
+			if (t.engine.unmanaged)
+				state += ", " + format_bytes(t.engine.unmanaged) + " unmanaged";
 			std::printf("  %-10llu %7.2f %12s %12s %12s %12s  %s\n", static_cast<unsigned long long>(t.job),
 				    t.weight(), format_bytes(t.engine.demand).c_str(),
 				    format_bytes(t.engine.entitlement).c_str(), format_bytes(t.engine.resident).c_str(),
@@ -146,6 +148,9 @@ void print_explain(const gos::status::Explanation &e)
 			    format_bytes(share.demand).c_str(), format_bytes(share.entitlement).c_str(),
 			    gos::escaped(share.entitlement_why).c_str(), format_bytes(share.resident).c_str(),
 			    format_bytes(share.host).c_str());
+		if (share.unmanaged)
+			std::printf("  of it unmanaged %s: the job's processes without the agent hold it, and its share pays\n",
+				    format_bytes(share.unmanaged).c_str());
 	}
 }
 

@@ -30,7 +30,7 @@ Daemon::Daemon(config::Config cfg, Discovery gpus, EngineBackend engine)
 	  jobwide_(cfg_, [](const std::string &line) { GOS_LOG(log::warning, line); }),
 	  exporter_(cfg_, discovery_.gpus, *engine_.control, ledger_, engine_site_->serves_allocations(),
 		    jobwide_.counts()),
-	  outside_(discovery_, sessions_, *engine_.control),
+	  outside_(discovery_, sessions_, ledger_, *engine_.control),
 	  slurm_(ledger_, reconciler_, discovery_.gpus, jobwide_, slurm_facts_),
 	  agent_(cfg_, ledger_, *engine_.control, discovery_.gpus, *engine_site_),
 	  query_(cfg_, ledger_, views_, discovery_.gpus),

@@ -40,6 +40,7 @@ public:
 	{
 		return gos_tenant_set_max_buffers(e(), t, most);
 	}
+	int tenant_unmanaged(std::uint32_t t, std::uint64_t b) override { return gos_tenant_set_unmanaged(e(), t, b); }
 	int tenant_destroy(std::uint32_t t) override { return gos_tenant_destroy(e(), t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return gos_tenant_get_stats(e(), t, &o); }
 	int tenant_list(std::vector<std::uint32_t> &out) override

@@ -35,6 +35,9 @@ public:
 	// The most buffers the tenant may hold at once (0: no cap); one
 	// allocation more fails with -ENOBUFS, in the engine itself.
 	virtual int tenant_max_buffers(std::uint32_t tenant, std::uint32_t most) = 0;
+	// GPU memory the tenant's processes hold without the agent (NVML): the
+	// tenant's own, unevictable.
+	virtual int tenant_unmanaged(std::uint32_t tenant, std::uint64_t bytes) = 0;
 	virtual int tenant_destroy(std::uint32_t tenant) = 0;
 	virtual int tenant_stats(std::uint32_t tenant, gos_tenant_stats &out) = 0;
 	virtual int tenant_list(std::vector<std::uint32_t> &out) = 0;	// every tenant's id

@@ -37,7 +37,7 @@ status::Explanation Views::explain(const Job &job, std::vector<report::GpuWeight
 		auto [why, level] = share_reason(ts);
 		e.gpus.push_back({std::move(weights.at(i)),
 				  {ts.weight / 100.0, ts.min_bytes, ts.limit, ts.demand, ts.entitlement, why, level,
-				   ts.resident, ts.host}});
+				   ts.resident, ts.host, ts.unmanaged}});
 	}
 	return e;
 }

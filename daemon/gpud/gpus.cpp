@@ -116,6 +116,19 @@ std::vector<Gpu> cuda_gpus(std::string &why)
 	return why.empty() ? out : std::vector<Gpu>{};
 }
 
+// NVML's per-process usage, or null where it cannot be loaded or started.
+std::unique_ptr<UsageProbe> nvml_usage()
+{
+	void *nvml = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!nvml)
+		return nullptr;
+	auto init = sym<nvmlInit_t>(nvml, "nvmlInit_v2");
+	auto usage = std::make_unique<NvmlUsage>(nvml);
+	if (!init || init() != 0 || !usage->usable())
+		return nullptr;
+	return usage;
+}
+
 } // namespace
 
 Discovery discover_gpus(const config::Config &cfg)
@@ -128,9 +141,13 @@ Discovery discover_gpus(const config::Config &cfg)
 			g.numa_node = s.numa_node;
 			g.pci_bus_id = s.pci_bus_id;
 			g.simulated = true;
+			g.nvml = s.nvml;
 			d.gpus.push_back(g);
 		}
 		d.source = "simulated";
+		if (std::any_of(d.gpus.begin(), d.gpus.end(), [](const Gpu &g) { return g.nvml; }) && !(d.usage = nvml_usage()))
+			throw std::runtime_error("a simulated GPU takes its usage from NVML, but libnvidia-ml.so.1 cannot be "
+						 "loaded or initialised");
 	} else {
 		std::string why;
 		d.gpus = cuda_gpus(why);
@@ -143,13 +160,10 @@ Discovery discover_gpus(const config::Config &cfg)
 		for (auto &g : d.gpus)
 			g.numa_node = topo.numa_node_of(g.pci_bus_id);
 		d.source = "CUDA";
-		if (void *nvml = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
-			auto init = sym<nvmlInit_t>(nvml, "nvmlInit_v2");
-			auto usage = std::make_unique<NvmlUsage>(nvml);
-			if (init && init() == 0 && usage->usable()) {
-				d.usage = std::move(usage);
-				d.source = "CUDA+NVML";
-			}
+		if ((d.usage = nvml_usage())) {
+			d.source = "CUDA+NVML";
+			for (auto &g : d.gpus)
+				g.nvml = true;
 		}
 	}
 	for (std::size_t i = 0; i < d.gpus.size(); i++)

@@ -20,6 +20,7 @@ struct Gpu {
 	std::string pci_bus_id;
 	int numa_node = -1;
 	bool simulated = false;
+	bool nvml = false;	// per-process usage from NVML (a simulated one's where the policy says)
 };
 
 struct ProcessUse {

@@ -69,6 +69,11 @@ public:
 		gos_ioc_tenant_buffers b{tenant, most, 0, 0};
 		return dev_.call(GOS_IOC_TENANT_BUFFERS, &b);
 	}
+	int tenant_unmanaged(std::uint32_t tenant, std::uint64_t bytes) override
+	{
+		gos_ioc_tenant_unmanaged u{tenant, 0, bytes};
+		return dev_.call(GOS_IOC_TENANT_UNMANAGED, &u);
+	}
 	int tenant_destroy(std::uint32_t tenant) override
 	{
 		gos_ioc_tenant_ref r{tenant, 0};

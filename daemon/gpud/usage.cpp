@@ -1,19 +1,77 @@
 #include "daemon/gpud/usage.hpp"
 
+#include "common/util/log.hpp"
+#include "daemon/gpud/identity.hpp"
+
 namespace gos::gpud {
+
+std::optional<std::uint64_t> OutsideUse::job_of(pid_t pid, std::map<pid_t, Seen> &now)
+{
+	auto start = process_start(pid);
+	if (!start)
+		return std::nullopt;
+	if (auto it = now.find(pid); it != now.end() && it->second.start == *start)
+		return it->second.job;
+	auto it = seen_.find(pid);
+	Seen s = it != seen_.end() && it->second.start == *start ? it->second : Seen{*start, ledger_.job_of_pid(pid)};
+	now[pid] = s;
+	return s.job;
+}
+
+const JobGpu *OutsideUse::tenant_of(pid_t pid, std::uint32_t gpu, std::map<pid_t, Seen> &now)
+{
+	std::optional<std::uint64_t> id = job_of(pid, now);
+	Job *job = id ? ledger_.find(*id) : nullptr;
+	if (job)
+		for (const JobGpu &jg : job->gpus)
+			if (jg.node_gpu == gpu && jg.tenant)
+				return &jg;
+	return nullptr;	// no job's, or its job has no tenant there
+}
 
 void OutsideUse::measure()
 {
 	if (!discovery_.usage)
 		return;
 	std::set<pid_t> ours = sessions_.agent_pids();
+	std::map<pid_t, Seen> now;
+	std::map<std::uint32_t, Charge> charge;
 	for (const Gpu &g : discovery_.gpus) {
+		if (!g.nvml)
+			continue;
 		std::uint64_t outside = 0;
-		for (const ProcessUse &p : discovery_.usage->processes(g))
-			if (!ours.count(p.pid))
+		for (const ProcessUse &p : discovery_.usage->processes(g)) {
+			if (ours.count(p.pid))
+				continue;
+			if (const JobGpu *jg = tenant_of(p.pid, g.index, now)) {
+				Charge &c = charge[jg->tenant];
+				c.bytes += p.bytes;
+				c.pid = c.pid ? c.pid : p.pid;
+				c.job = *now[p.pid].job;
+				c.gpu = g.index;
+			} else {
 				outside += p.bytes;
+			}
+		}
 		engine_.gpu_set_external(g.index, outside);
 	}
+	for (const auto &[tenant, bytes] : charged_)
+		if (!charge.count(tenant))
+			engine_.tenant_unmanaged(tenant, 0);	// gone with its process, or its job
+	for (const auto &[tenant, c] : charge) {
+		auto it = charged_.find(tenant);
+		if (it != charged_.end() && it->second == c.bytes)
+			continue;
+		engine_.tenant_unmanaged(tenant, c.bytes);
+		if (it == charged_.end())	// said when it starts, not every period
+			GOS_LOG(log::notice, "job " << c.job << ": its process " << c.pid << " holds GPU " << c.gpu
+						   << " memory without the agent (" << c.bytes
+						   << " bytes in all); charged to the job as unmanaged memory");
+	}
+	charged_.clear();
+	for (const auto &[tenant, c] : charge)
+		charged_[tenant] = c.bytes;
+	seen_ = std::move(now);
 }
 
 } // namespace gos::gpud

@@ -22,7 +22,8 @@
  * the engine's record; 4 GOS_IOC_TENANT_BUFFERS; 5 gos_tenant_stats gains
  * clients, stalled_clients, expired_orders and bytes_forfeited; 6 the
  * daemon's calls move to /dev/gpuoversub-control, granted by its
- * permissions rather than CAP_SYS_ADMIN.
+ * permissions rather than CAP_SYS_ADMIN; 7 GOS_IOC_TENANT_UNMANAGED, and
+ * gos_tenant_stats gains unmanaged and peak_unmanaged.
  *
  * Every frame is a gos_wire_hdr followed by `length` payload bytes. All
  * integers are little-endian host order (the socket never leaves the node),
@@ -341,7 +342,7 @@ struct gos_wire_order {
  * statistics, for whoever may open it for writing (0600 root, as the
  * module makes it), not for a capability. Both answer GOS_IOC_VERSION.
  */
-#define GOS_KABI_VERSION 6
+#define GOS_KABI_VERSION 7
 #define GOS_IOC_MAGIC 0xB7
 
 struct gos_ioc_version {
@@ -390,6 +391,13 @@ struct gos_ioc_tenant_policy {
  * Caps the buffers a tenant may hold at once (version 4): one allocation
  * more fails with ENOBUFS. flags and pad must be 0.
  */
+/* GPU memory the tenant's processes hold without the agent (NVML). */
+struct gos_ioc_tenant_unmanaged {
+	__u32 tenant;
+	__u32 pad;
+	__u64 bytes;
+};
+
 struct gos_ioc_tenant_buffers {
 	__u32 tenant;
 	__u32 max_buffers;		/* 0 = no cap */
@@ -494,6 +502,7 @@ struct gos_ioc_order {
 #define GOS_IOC_GPU_EXTERNAL _IOW(GOS_IOC_MAGIC, 9, struct gos_ioc_gpu_external)
 #define GOS_IOC_TENANT_LIST _IOWR(GOS_IOC_MAGIC, 10, struct gos_ioc_tenant_list)
 #define GOS_IOC_TENANT_BUFFERS _IOW(GOS_IOC_MAGIC, 11, struct gos_ioc_tenant_buffers)
+#define GOS_IOC_TENANT_UNMANAGED _IOW(GOS_IOC_MAGIC, 12, struct gos_ioc_tenant_unmanaged)
 #define GOS_IOC_ALLOC _IOWR(GOS_IOC_MAGIC, 16, struct gos_ioc_alloc)
 #define GOS_IOC_FREE _IOW(GOS_IOC_MAGIC, 17, struct gos_req_buffer)
 #define GOS_IOC_PRIORITY _IOW(GOS_IOC_MAGIC, 18, struct gos_req_priority)

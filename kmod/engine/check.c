@@ -147,6 +147,9 @@ static void check_tenant(struct checker *ck, struct gos_engine *eng,
 	     pos = pos->next)
 		check_buffer(ck, eng, gos_container_of(pos, struct gos_buffer,
 						       tenant_node), &tl);
+	tl.resident += t->unmanaged;
+	tl.unevictable += t->unmanaged;
+	tl.demand += t->unmanaged;
 	if (tl.resident != t->resident || tl.evicting != t->evicting ||
 	    tl.host != t->host || tl.demand != t->demand ||
 	    tl.unevictable != t->unevictable)

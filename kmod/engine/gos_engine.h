@@ -144,6 +144,13 @@ int gos_tenant_set_min(struct gos_engine *eng, u32 tenant, u64 bytes);
  * allocation more fails with -ENOBUFS. Buffers held stay when it drops.
  */
 int gos_tenant_set_max_buffers(struct gos_engine *eng, u32 tenant, u32 most);
+/*
+ * GPU memory the tenant's processes hold outside the engine (seen through
+ * NVML: no agent in them): it counts as the tenant's own unevictable bytes,
+ * so that its share pays for it; what no longer fits is evicted, the
+ * furthest over its entitlement first, as for an unevictable allocation.
+ */
+int gos_tenant_set_unmanaged(struct gos_engine *eng, u32 tenant, u64 bytes);
 /* Fails with -EBUSY while the tenant still holds buffers. */
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant);
 int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,

@@ -66,7 +66,8 @@ struct gos_tenant {
 	u64 resident;		/* DEVICE + EVICTING + RETURNING + unevictable */
 	u64 evicting;
 	u64 host;
-	u64 unevictable;
+	u64 unevictable;	/* its buffers' and its unmanaged bytes */
+	u64 unmanaged;		/* its processes' outside any buffer (NVML) */
 	u64 entitlement;
 	u64 share;		/* weighted share of capacity, or min_bytes if more */
 	struct gos_loan loan;

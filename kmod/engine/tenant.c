@@ -7,6 +7,7 @@ void gos_tenant_release(struct gos_engine *eng, struct gos_tenant *t)
 	struct gos_gpu *gpu = t->gpu;
 	struct gos_tenant *last = gpu->tenants.v[--gpu->tenants.len];
 
+	gpu->used -= t->unmanaged;	/* its buffers are gone already */
 	gpu->tenants.v[t->slot] = last;
 	last->slot = t->slot;
 	gpu->entitlement_dirty = true;
@@ -140,6 +141,40 @@ int gos_tenant_set_max_buffers(struct gos_engine *eng, u32 tenant, u32 most)
 	return t ? 0 : -EINVAL;
 }
 
+int gos_tenant_set_unmanaged(struct gos_engine *eng, u32 tenant, u64 bytes)
+{
+	struct gos_tenant *t;
+	u64 old;
+
+	if (bytes >= GOS_BYTES_MAX)
+		return -EINVAL;
+	gos_os_lock(eng->lock);
+	t = gos_idmap_get(&eng->tenants, tenant);
+	if (!t) {
+		gos_os_unlock(eng->lock);
+		return -EINVAL;
+	}
+	old = t->unmanaged;
+	t->unmanaged = bytes;
+	t->unevictable = t->unevictable - old + bytes;
+	t->resident = t->resident - old + bytes;
+	t->demand = t->demand - old + bytes;
+	t->gpu->used = t->gpu->used - old + bytes;
+	t->gpu->entitlement_dirty = true;
+	if (t->resident > t->st.peak_resident)
+		t->st.peak_resident = t->resident;
+	if (bytes > t->st.peak_unmanaged)
+		t->st.peak_unmanaged = bytes;
+	if (bytes > old) {
+		gos_fit_capacity(eng, t->gpu);
+		gos_trim_waiting(eng, t->gpu);
+	} else if (bytes < old) {
+		gos_gpu_after_free(eng, t->gpu);
+	}
+	gos_os_unlock(eng->lock);
+	return 0;
+}
+
 int gos_tenant_destroy(struct gos_engine *eng, u32 tenant)
 {
 	struct gos_tenant *t;
@@ -238,6 +273,7 @@ int gos_tenant_get_stats(struct gos_engine *eng, u32 tenant,
 		out->resident = t->resident;
 		out->host = t->host;
 		out->unevictable = t->unevictable;
+		out->unmanaged = t->unmanaged;
 		out->entitlement = t->entitlement;
 		out->oversub_ns = gos_tenant_oversub_ns(eng, t);
 		out->clients = 0;

@@ -283,6 +283,24 @@ DeviceUsage usage(int dev)
 	return u;
 }
 
+int processes(int dev, ProcessBytes *out, int max)
+{
+	state_init();
+	lock();
+	reap();
+	int n = 0;
+	for (const auto &p : shared->procs) {
+		std::uint64_t bytes = p.used[dev] - p.managed[dev];
+		if (!p.pid || !bytes)
+			continue;
+		if (n < max)
+			out[n] = {p.pid, bytes};
+		n++;
+	}
+	unlock();
+	return n;
+}
+
 void log_call(const char *fmt, ...)
 {
 	state_init();

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <sys/types.h>
+
 namespace fakecuda {
 
 constexpr int max_devices = 8;
@@ -47,6 +49,14 @@ void discharge_managed(int dev, std::uint64_t bytes);
 // This process's managed bytes the driver evicted since the last call.
 std::uint64_t take_evicted(int dev);
 DeviceUsage usage(int dev);
+// Each live process's device bytes on dev, managed pages not counted: the
+// fake NVML's per-process usage (nvml.cpp). Returns how many processes
+// hold any, writing at most max of them.
+struct ProcessBytes {
+	pid_t pid;
+	std::uint64_t bytes;
+};
+int processes(int dev, ProcessBytes *out, int max);
 
 // The per-call record: appended to FAKECUDA_LOG when set.
 void log_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

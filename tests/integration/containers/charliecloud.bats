@@ -6,7 +6,8 @@
 # its own C++ runtime. Like a site's integration (gpuoversub(7),
 # Containers), ch-run binds the host's agent and driver at the paths the
 # plugin and the job's environment name; the daemon's socket is under the
-# host's /tmp, which ch-run binds itself. Needs root.
+# host's /tmp, which ch-run binds itself. The daemon sees per-process usage
+# through the fake driver's NVML, as through NVML on a GPU. Needs root.
 
 bats_require_minimum_version 1.5.0
 load ../wait
@@ -26,7 +27,15 @@ setup_file() {
 	dir=$(mktemp -d /tmp/gos-containers-XXXXXX)
 	slurm_up "$dir" 3>&- || { slurm_down; return 1; }
 	slurm_job_env
+	# The GPU at the fake driver's bus id, its per-process usage from the
+	# fake NVML, as a real GPU's from NVML.
+	gos_daemon_stop
+	gos_policy "$GOS_SOCK" "$GOS_DIR/gos-state" "$GOS_DIR/reports" false 0000:40:00.0 |
+		sed '/^  - {/s/}$/, nvml: true}/' >"$GOS_DIR/gpuoversub.yaml"
+	daemon_with_nvml
 }
+
+daemon_with_nvml() { LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda/nvml gos_daemon_start; }
 
 teardown_file() {
 	source tests/integration/slurm/harness.bash
@@ -35,7 +44,7 @@ teardown_file() {
 
 setup() {
 	source tests/integration/slurm/harness.bash
-	[ -S "$GOS_SOCK" ] || gos_daemon_start
+	[ -S "$GOS_SOCK" ] || daemon_with_nvml
 }
 
 # The test program, built in the image by its g++ against the fake driver
@@ -140,4 +149,50 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	cat "$GOS_DIR/reports/job-$id.txt"
 	grep -q "no process of this job reached gpuoversubd here: .*gpuoversub(7), CONTAINERS" "$GOS_DIR/reports/job-$id.txt"
 	[ "$(report_of "$id" peak_device_bytes)" -eq 0 ]
+}
+
+# Job U's process that bypasses the agent holds 96 MiB of the 256 MiB GPU,
+# then U's managed task asks 128 MiB and job N 256 MiB, at equal weights.
+# Charged to U, the 96 MiB count in U's 128 MiB share and N keeps its 128;
+# taken off the GPU for all (before), each would have had 80.
+charged_to_u() { ctl --json status | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["gpus"][0]
+t = {x["job"]: x for x in g["tenants"]}
+u, n = t.get(int(sys.argv[1])), t.get(int(sys.argv[2]))
+if not u or not n or g["evicting"]:
+	sys.exit(1)
+half, chunk = g["capacity"] // 2, 2 << 20
+print("U: unmanaged %d, resident %d, entitled %d; N: resident %d, entitled %d; external %d; capacity %d" % (u["unmanaged"], u["resident"], u["entitlement"], n["resident"], n["entitlement"], g["external"], g["capacity"]), file=sys.stderr)
+sys.exit(0 if u["unmanaged"] == 96 << 20 and abs(n["resident"] - half) <= chunk and abs(u["resident"] - half) <= chunk and g["external"] == 0 else 1)' "$@"; }
+
+@test "a job's process without the agent is charged to its own job as unmanaged memory: its neighbour keeps its share" {
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
+	held="timeout 90 sh -c 'until [ -e $release ]; do sleep 0.1; done'"
+	cat >"$GOS_DIR/job-bypass.sh" <<SCRIPT
+#!/bin/bash
+out=$GOS_DIR/bypass-\$SLURM_JOB_ID.out
+{ echo "alloc u 96"; $held; echo "verify u"; echo quit; } | env -u LD_PRELOAD $GOS_BUILD/tests/tools/gos_testapp >"\$out" 2>&1 &
+timeout 30 sh -c "until grep -q '^ok' \$out; do sleep 0.1; done"
+{ for i in 1 2 3 4; do echo "alloc b\$i 32"; done; $held
+  for i in 1 2 3 4; do echo "verify b\$i"; done; echo quit; } | $GOS_BUILD/tests/tools/gos_testapp
+wait
+cat "\$out"
+SCRIPT
+	u=$(submit --gres=shard:1 --gpu-mem-oversub "$GOS_DIR/job-bypass.sh")
+	wait_until 30 eval 'ctl --json status | grep -q "\"unmanaged\": $((96 << 20))"'
+	n=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script neighbour 8 "$held")")
+	wait_until 60 charged_to_u "$u" "$n" 2>"$GOS_DIR/charged.txt" || { cat "$GOS_DIR/charged.txt"; ctl status; false; }
+	tail -n 1 "$GOS_DIR/charged.txt" >&3
+	ctl status | grep -q "96 MiB unmanaged"
+	ctl explain "$u" | grep -q "of it unmanaged 96 MiB: the job's processes without the agent hold it"
+	grep -q "job $u: its process [0-9]* holds GPU 0 memory without the agent" "$GOS_DIR/log/gpuoversubd.log"
+	touch "$release"
+	job_completed "$u"
+	job_completed "$n"
+	cat "$GOS_DIR/out-$u.txt"	# shown only when the test fails
+	[ "$(grep -c '^ok' "$GOS_DIR/out-$u.txt")" -eq 12 ]	# 4 + 4 + quit managed, 1 + 1 + quit bypassing
+	wait_until 20 test -f "$GOS_DIR/reports/job-$u.txt"
+	grep -q "unmanaged: its processes without the agent held up to 96 MiB on the GPU, charged to the job" \
+		"$GOS_DIR/reports/job-$u.txt"
 }

@@ -27,7 +27,7 @@
 #define MiB (1ull << 20)
 #define CONTROL_IOCTLS GOS_IOC_GPU_ADD, GOS_IOC_TENANT_CREATE, GOS_IOC_BIND, GOS_IOC_UNBIND, \
 	GOS_IOC_TENANT_POLICY, GOS_IOC_TENANT_DESTROY, GOS_IOC_TENANT_STATS, GOS_IOC_GPU_STATS, \
-	GOS_IOC_GPU_EXTERNAL, GOS_IOC_TENANT_LIST, GOS_IOC_TENANT_BUFFERS
+	GOS_IOC_GPU_EXTERNAL, GOS_IOC_TENANT_LIST, GOS_IOC_TENANT_BUFFERS, GOS_IOC_TENANT_UNMANAGED
 #define AGENT_IOCTLS GOS_IOC_ALLOC, GOS_IOC_FREE, GOS_IOC_PRIORITY, GOS_IOC_ORDER_DONE, GOS_IOC_PLACEMENT
 #define ALL_IOCTLS GOS_IOC_VERSION, CONTROL_IOCTLS, AGENT_IOCTLS
 
@@ -453,6 +453,12 @@ TEST(bad_arguments_for_every_ioctl)
 	struct gos_ioc_gpu_external x = { .gpu = 0, .pad = 1 };
 
 	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_GPU_EXTERNAL, &x));
+	struct gos_ioc_tenant_unmanaged um = { .tenant = 0, .pad = 1 };
+
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_UNMANAGED, &um));
+	um.pad = 0;
+	um.tenant = 999999;	/* no such tenant */
+	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_UNMANAGED, &um));
 	struct gos_ioc_tenant_stats ts = { .tenant = 0, .pad = 1 };
 
 	EXPECT_EQ(-EINVAL, call(ctl, GOS_IOC_TENANT_STATS, &ts));
@@ -503,6 +509,20 @@ TEST(tenant_policy_stats_placement_and_gpu_accounting)
 	EXPECT_EQ(64 * MiB, gs.stats.physical);
 	EXPECT_EQ(48 * MiB, gs.stats.capacity);	/* minus what others use */
 	EXPECT_EQ(2u, gs.stats.tenants);
+	/* A tenant's unmanaged bytes are its own: used, and in its stats. */
+	struct gos_ioc_tenant_unmanaged um = { .tenant = t1, .bytes = 4 * MiB };
+	struct gos_ioc_tenant_stats us = { .tenant = t1 };
+
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_UNMANAGED, &um));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_STATS, &us));
+	EXPECT_EQ(4 * MiB, us.stats.unmanaged);
+	EXPECT_EQ(4 * MiB, us.stats.resident);
+	ASSERT_EQ(0, call(ctl, GOS_IOC_GPU_STATS, &gs));
+	EXPECT_EQ(4 * MiB, gs.stats.used);
+	um.bytes = 0;
+	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_UNMANAGED, &um));
+	ASSERT_EQ(0, call(ctl, GOS_IOC_GPU_STATS, &gs));
+	EXPECT_EQ(0u, gs.stats.used);
 	struct gos_ioc_tenant_policy tp = { .tenant = t0, .weight = 3, .limit = 32 * MiB, .min_bytes = 4 * MiB };
 
 	ASSERT_EQ(0, call(ctl, GOS_IOC_TENANT_POLICY, &tp));

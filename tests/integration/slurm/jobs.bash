@@ -3,13 +3,15 @@
 
 # job_script NAME N HOLD [PROGRAM...]: a job script whose program (the
 # test program, or PROGRAM, a command that runs one) allocates N buffers of
-# 32 MiB, holds them HOLD seconds, then checks them.
+# 32 MiB, holds them HOLD seconds (or until the command HOLD ends), then
+# checks them.
 job_script() {
 	local f=$GOS_DIR/job-$1.sh n=$2 hold=$3 program=("${@:4}")
 	[ ${#program[@]} -gt 0 ] || program=("$GOS_BUILD/tests/tools/gos_testapp")
+	[[ ! $hold =~ ^[0-9]+$ ]] || hold="sleep $hold"
 	cat >"$f" <<SCRIPT
 #!/bin/bash
-{ for i in \$(seq $n); do echo "alloc b\$i 32"; done; sleep $hold
+{ for i in \$(seq $n); do echo "alloc b\$i 32"; done; $hold
   for i in \$(seq $n); do echo "verify b\$i"; done; echo quit; } | ${program[*]}
 SCRIPT
 	echo "$f"

@@ -66,6 +66,7 @@ public:
 	{
 		return m_.engine.control->tenant_max_buffers(t, most);
 	}
+	int tenant_unmanaged(std::uint32_t t, std::uint64_t b) override { return m_.engine.control->tenant_unmanaged(t, b); }
 	int tenant_destroy(std::uint32_t t) override { return m_.engine.control->tenant_destroy(t); }
 	int tenant_stats(std::uint32_t t, gos_tenant_stats &o) override { return m_.engine.control->tenant_stats(t, o); }
 	int tenant_list(std::vector<std::uint32_t> &out) override { return m_.engine.control->tenant_list(out); }

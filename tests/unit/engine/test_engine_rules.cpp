@@ -421,6 +421,44 @@ BOOST_AUTO_TEST_CASE(unevictable_memory_stays_within_the_weighted_share)
 	h.check_at_rest();
 }
 
+// Memory a job's processes hold without the agent (NVML) is that job's:
+// it counts in its share, so its own evictable memory makes room, and
+// its neighbour keeps its entitlement; gone, it frees the room again.
+BOOST_AUTO_TEST_CASE(unmanaged_memory_is_its_tenant_s_own)
+{
+	Harness h;
+	h.gpu(1 * GiB);
+	auto a = h.tenant(), b = h.tenant();	// equal weights: 512 MiB each
+	auto ca = h.client(), cb = h.client();
+	h.alloc(ca, a, 400 * MiB);
+	h.alloc(cb, b, 600 * MiB);
+	h.settle();
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_unmanaged(h.eng(), a, 300 * MiB), 0);
+	h.settle();
+	BOOST_TEST(h.stats(a).unmanaged == 300 * MiB);
+	BOOST_TEST(h.stats(a).unevictable == 300 * MiB);
+	BOOST_TEST(h.stats(a).demand == 700 * MiB);
+	BOOST_TEST(h.stats(b).resident == 512 * MiB);	// the neighbour keeps its share
+	BOOST_TEST(h.stats(a).resident == 512 * MiB);	// of which 300 unmanaged
+	BOOST_TEST(h.stats(a).bytes_evicted >= 188 * MiB);
+	BOOST_TEST(h.stats(b).bytes_evicted == 88 * MiB);	// only what it had over its share
+	h.check_at_rest();
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_unmanaged(h.eng(), a, 100 * MiB), 0);
+	h.settle();
+	BOOST_TEST(h.stats(a).resident == 500 * MiB);	// all of its own back, 100 unmanaged
+	BOOST_TEST(h.stats(a).peak_unmanaged == 300 * MiB);
+	h.check_at_rest();
+	BOOST_TEST(gos_tenant_set_unmanaged(h.eng(), 999, MiB) == -EINVAL);
+	BOOST_TEST(gos_tenant_set_unmanaged(h.eng(), a, 1ULL << 48) == -EINVAL);	// 256 TiB: no GPU
+	// A tenant with only unmanaged memory is destroyed with it.
+	auto c = h.tenant();
+	BOOST_REQUIRE_EQUAL(gos_tenant_set_unmanaged(h.eng(), c, 64 * MiB), 0);
+	std::uint64_t used = h.gpu_stats().used;
+	BOOST_REQUIRE_EQUAL(gos_tenant_destroy(h.eng(), c), 0);
+	BOOST_TEST(h.gpu_stats().used == used - 64 * MiB);
+	h.check();
+}
+
 BOOST_AUTO_TEST_CASE(lru_victim_takes_the_oldest_chunk)
 {
 	Harness h(with(GOS_FAIR_WEIGHTED, GOS_VICTIM_LRU, GOS_SELECT_RANDOM));
