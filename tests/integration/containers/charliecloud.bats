@@ -65,6 +65,9 @@ image_program() {
 # The command a job runs the image's program with.
 in_image() { echo "env USER=\$(id -un) ch-run -b $GOS_BUILD:$GOS_BUILD $IMAGE -- /opt/gos/gos_testapp"; }
 
+# unmanaged_of JOB: its tenant's unmanaged bytes on GPU 0 in `status`.
+unmanaged_of() { ctl --json status | python3 -c 'import json,sys; print(sum(t["unmanaged"] for t in json.load(sys.stdin)["gpus"][0]["tenants"] if t["job"] == int(sys.argv[1])))' "$1"; }
+
 # report_of JOB FIELD: a field of the job's report.
 report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$GOS_DIR/reports/job-$1.json" "$2"; }
 
@@ -136,11 +139,14 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	job_completed "$victim"
 }
 
-@test "a job whose image lacks the agent runs unmanaged, intact, and its report says so and names the fix" {
+@test "a job whose image lacks the agent runs unmanaged and intact; its memory is charged to it, and its report says so and names the fix" {
 	# The driver bound in as the NVIDIA toolkit binds it; the agent not:
 	# ld.so ignores the preload with a warning, and the program runs on.
+	release=$GOS_DIR/release-$BATS_TEST_NUMBER
 	bare_image="env LD_LIBRARY_PATH=/opt/gos/driver USER=\$(id -un) ch-run -b $GOS_BUILD/tests/fakecuda:/opt/gos/driver $IMAGE -- /opt/gos/gos_testapp"
-	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script noagent 2 0 "$bare_image")")
+	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script noagent 2 "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'" "$bare_image")")
+	wait_until 30 eval '[ "$(unmanaged_of "$id")" = $((64 << 20)) ]'
+	touch "$release"
 	job_completed "$id"
 	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails
 	[ "$(grep -c '^ok' "$GOS_DIR/out-$id.txt")" -eq 5 ]
@@ -148,7 +154,10 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	wait_until 20 test -f "$GOS_DIR/reports/job-$id.txt"
 	cat "$GOS_DIR/reports/job-$id.txt"
 	grep -q "no process of this job reached gpuoversubd here: .*gpuoversub(7), CONTAINERS" "$GOS_DIR/reports/job-$id.txt"
-	[ "$(report_of "$id" peak_device_bytes)" -eq 0 ]
+	grep -q "unmanaged: its processes without the agent held up to 64 MiB on the GPU, charged to the job" \
+		"$GOS_DIR/reports/job-$id.txt"
+	python3 -c 'import json,sys; g = json.load(open(sys.argv[1]))["gpus"][0]; sys.exit(0 if g["peak_unmanaged"] == 64 << 20 else 1)' \
+		"$GOS_DIR/reports/job-$id.json"
 }
 
 # Job U's process that bypasses the agent holds 96 MiB of the 256 MiB GPU,
