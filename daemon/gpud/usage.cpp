@@ -12,8 +12,12 @@ std::optional<std::uint64_t> OutsideUse::job_of(pid_t pid, std::map<pid_t, Seen>
 		return std::nullopt;
 	if (auto it = now.find(pid); it != now.end() && it->second.start == *start)
 		return it->second.job;
+	// Only a job found is kept: a process of none is asked again, since it
+	// may be adopted into one later (pam_slurm_adopt moves it into the
+	// job's cgroup) or be seen before its job's task is registered.
 	auto it = seen_.find(pid);
-	Seen s = it != seen_.end() && it->second.start == *start ? it->second : Seen{*start, ledger_.job_of_pid(pid)};
+	Seen s = it != seen_.end() && it->second.start == *start && it->second.job ? it->second
+										 : Seen{*start, ledger_.job_of_pid(pid)};
 	now[pid] = s;
 	return s.job;
 }

@@ -31,7 +31,7 @@ public:
 
 private:
 	// The job of each process seen, by pid and start time: a process is
-	// walked up to its job once, not every period.
+	// walked up to its job once, not every period (one of no job, again).
 	struct Seen {
 		std::uint64_t start = 0;
 		std::optional<std::uint64_t> job;

@@ -145,7 +145,9 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 	release=$GOS_DIR/release-$BATS_TEST_NUMBER
 	bare_image="env LD_LIBRARY_PATH=/opt/gos/driver USER=\$(id -un) ch-run -b $GOS_BUILD/tests/fakecuda:/opt/gos/driver $IMAGE -- /opt/gos/gos_testapp"
 	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script noagent 2 "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'" "$bare_image")")
-	wait_until 30 eval '[ "$(unmanaged_of "$id")" = $((64 << 20)) ]'
+	wait_until 60 listed "$id"
+	wait_until 60 eval '[ "$(unmanaged_of "$id")" = $((64 << 20)) ]' || {
+		touch "$release"; ctl status; cat "$GOS_DIR/out-$id.txt"; grep "job $id" "$GOS_DIR/log/gpuoversubd.log"; false; }
 	touch "$release"
 	job_completed "$id"
 	cat "$GOS_DIR/out-$id.txt"	# shown only when the test fails

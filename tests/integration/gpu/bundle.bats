@@ -47,7 +47,9 @@ teardown() {
 	echo "$output"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"FAIL files intact"*"libyaml-0.so.2"* ]]
-	[[ "$output" == *"FAIL every binary finds its libraries: build/bundle/bin/gpuoversubd: libyaml-0.so.2 => "* ]]
+	# gpuoversubctl reads the policy too (its cdi command): both are named.
+	[[ "$output" == *"FAIL every binary finds its libraries: "*"build/bundle/bin/gpuoversubd: libyaml-0.so.2 => "* ]]
+	[[ "$output" == *"FAIL every binary finds its libraries: "*"build/bundle/bin/gpuoversubctl: libyaml-0.so.2 => "* ]]
 }
 
 @test "run.sh without a GPU says so and succeeds; a bad budget is refused" {
