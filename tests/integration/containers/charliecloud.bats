@@ -52,7 +52,7 @@ setup() {
 # tree, which the runs bind at its own path.
 image_program() {
 	local opt=$IMAGE/opt/gos
-	rm -rf "$opt" && mkdir -p "$opt"/{src,include/gpuoversub,driver} "$IMAGE$GOS_BUILD"
+	rm -rf "$opt" && mkdir -p "$opt"/{src,include/gpuoversub,driver} "$IMAGE$GOS_BUILD/lib"
 	cp tests/tools/gos_testapp.cpp tests/tools/testapp.hpp tests/tools/testapp_streams.cpp "$opt/src/"
 	cp include/gpuoversub/*.h "$opt/include/gpuoversub/"
 	cp "${CUDA_INC:-/usr/local/cuda/include}/cuda.h" "$opt/include/"
@@ -142,8 +142,11 @@ report_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sy
 @test "a job whose image lacks the agent runs unmanaged and intact; its memory is charged to it, and its report says so and names the fix" {
 	# The driver bound in as the NVIDIA toolkit binds it; the agent not:
 	# ld.so ignores the preload with a warning, and the program runs on.
+	# An empty directory over the build's lib/, which ch-run's bind of the
+	# host's /tmp would show where the build is under /tmp.
 	release=$GOS_DIR/release-$BATS_TEST_NUMBER
-	bare_image="env LD_LIBRARY_PATH=/opt/gos/driver USER=\$(id -un) ch-run -b $GOS_BUILD/tests/fakecuda:/opt/gos/driver $IMAGE -- /opt/gos/gos_testapp"
+	mkdir -p "$GOS_DIR/no-agent"
+	bare_image="env LD_LIBRARY_PATH=/opt/gos/driver USER=\$(id -un) ch-run -b $GOS_BUILD/tests/fakecuda:/opt/gos/driver -b $GOS_DIR/no-agent:$GOS_BUILD/lib $IMAGE -- /opt/gos/gos_testapp"
 	id=$(submit --gres=shard:1 --gpu-mem-oversub "$(job_script noagent 2 "timeout 60 sh -c 'until [ -e $release ]; do sleep 0.1; done'" "$bare_image")")
 	wait_until 60 listed "$id"
 	wait_until 60 eval '[ "$(unmanaged_of "$id")" = $((64 << 20)) ]' || {
