@@ -32,6 +32,6 @@ debootstrap --variant=minbase bullseye "$dir" "$mirror" >"$log" 2>&1 ||
 chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends g++ >"$log" 2>&1 ||
 	{ tail -20 "$log" >&2; echo "image.sh: g++ did not install in the image" >&2; exit 1; }
-chroot "$dir" ldd --version | head -1 >&2
+chroot "$dir" ldd --version | sed -n 1p >&2	# sed reads it all: no SIGPIPE under pipefail
 touch "$dir/.gos-image-ready"
 echo "image.sh: made in $((SECONDS - started)) s" >&2
