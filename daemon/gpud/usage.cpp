@@ -22,15 +22,13 @@ std::optional<std::uint64_t> OutsideUse::job_of(pid_t pid, std::map<pid_t, Seen>
 	return s.job;
 }
 
-const JobGpu *OutsideUse::tenant_of(pid_t pid, std::uint32_t gpu, std::map<pid_t, Seen> &now)
+std::uint32_t OutsideUse::tenant_of(std::uint64_t id, std::uint32_t gpu)
 {
-	std::optional<std::uint64_t> id = job_of(pid, now);
-	Job *job = id ? ledger_.find(*id) : nullptr;
-	if (job)
+	if (const Job *job = ledger_.find(id))
 		for (const JobGpu &jg : job->gpus)
-			if (jg.node_gpu == gpu && jg.tenant)
-				return &jg;
-	return nullptr;	// no job's, or its job has no tenant there
+			if (jg.node_gpu == gpu)
+				return jg.tenant;
+	return 0;	// gone, or the job has no tenant there
 }
 
 void OutsideUse::measure()
@@ -47,11 +45,12 @@ void OutsideUse::measure()
 		for (const ProcessUse &p : discovery_.usage->processes(g)) {
 			if (ours.count(p.pid))
 				continue;
-			if (const JobGpu *jg = tenant_of(p.pid, g.index, now)) {
-				Charge &c = charge[jg->tenant];
+			std::optional<std::uint64_t> job = job_of(p.pid, now);
+			if (std::uint32_t tenant = job ? tenant_of(*job, g.index) : 0) {
+				Charge &c = charge[tenant];
 				c.bytes += p.bytes;
 				c.pid = c.pid ? c.pid : p.pid;
-				c.job = *now[p.pid].job;
+				c.job = *job;
 				c.gpu = g.index;
 			} else {
 				outside += p.bytes;

@@ -43,8 +43,8 @@ private:
 		std::uint32_t gpu = 0;
 	};
 	std::optional<std::uint64_t> job_of(pid_t pid, std::map<pid_t, Seen> &now);
-	// pid's job's GPU gpu, if pid is a job's and the job has a tenant there.
-	const JobGpu *tenant_of(pid_t pid, std::uint32_t gpu, std::map<pid_t, Seen> &now);
+	// Job id's tenant on node GPU gpu, 0 if it has none.
+	std::uint32_t tenant_of(std::uint64_t id, std::uint32_t gpu);
 
 	const Discovery &discovery_;
 	const SessionTable &sessions_;

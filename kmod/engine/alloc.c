@@ -174,17 +174,8 @@ static bool unevictable_fits(struct gos_engine *eng,
 static int alloc_unevictable(struct gos_engine *eng, struct gos_buffer *buf,
 			     struct gos_alloc_result *res)
 {
-	struct gos_tenant *t = buf->tenant;
-
-	t->unevictable += buf->size;
-	t->resident += buf->size;
-	t->gpu->used += buf->size;
-	if (t->resident > t->st.peak_resident)
-		t->st.peak_resident = t->resident;
 	res->device_bytes = buf->size;
-	/* It cannot move, so others make room if the GPU is now over. */
-	gos_fit_capacity(eng, t->gpu);
-	gos_trim_waiting(eng, t->gpu);
+	gos_tenant_pin(eng, buf->tenant, buf->size);
 	return 0;
 }
 

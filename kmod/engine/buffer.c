@@ -18,11 +18,8 @@ void gos_buffer_release(struct gos_engine *eng, struct gos_buffer *buf)
 		t->nprio[c->prio]--;
 		gos_chunk_set(eng, c, GOS_CHUNK_NONE);
 	}
-	if (!buf->nchunks) {
-		t->unevictable -= buf->size;
-		t->resident -= buf->size;
-		gpu->used -= buf->size;
-	}
+	if (!buf->nchunks)
+		gos_tenant_unpin(t, buf->size);
 	t->demand -= buf->size;
 	t->buffers--;
 	gpu->entitlement_dirty = true;

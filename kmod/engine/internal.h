@@ -202,6 +202,14 @@ void gos_gpu_release(struct gos_gpu *gpu);
 void gos_gpu_after_free(struct gos_engine *eng, struct gos_gpu *gpu);
 void gos_gpu_after_shrink(struct gos_engine *eng, struct gos_gpu *gpu);
 void gos_tenant_release(struct gos_engine *eng, struct gos_tenant *t);
+/*
+ * Bytes on the tenant's GPU that never move (an unevictable buffer, its
+ * processes' memory outside the engine): pinned, they count resident and
+ * unevictable, and others make room if the GPU is now over; unpinned, the
+ * caller plans what the room allows.
+ */
+void gos_tenant_pin(struct gos_engine *eng, struct gos_tenant *t, u64 bytes);
+void gos_tenant_unpin(struct gos_tenant *t, u64 bytes);
 /* Calls fn once for each client holding a buffer of t. */
 void gos_tenant_each_client(struct gos_engine *eng, struct gos_tenant *t,
 			    void (*fn)(struct gos_client *cl, void *ctx),

@@ -141,6 +141,24 @@ int gos_tenant_set_max_buffers(struct gos_engine *eng, u32 tenant, u32 most)
 	return t ? 0 : -EINVAL;
 }
 
+void gos_tenant_pin(struct gos_engine *eng, struct gos_tenant *t, u64 bytes)
+{
+	t->unevictable += bytes;
+	t->resident += bytes;
+	t->gpu->used += bytes;
+	if (t->resident > t->st.peak_resident)
+		t->st.peak_resident = t->resident;
+	gos_fit_capacity(eng, t->gpu);
+	gos_trim_waiting(eng, t->gpu);
+}
+
+void gos_tenant_unpin(struct gos_tenant *t, u64 bytes)
+{
+	t->unevictable -= bytes;
+	t->resident -= bytes;
+	t->gpu->used -= bytes;
+}
+
 int gos_tenant_set_unmanaged(struct gos_engine *eng, u32 tenant, u64 bytes)
 {
 	struct gos_tenant *t;
@@ -156,19 +174,14 @@ int gos_tenant_set_unmanaged(struct gos_engine *eng, u32 tenant, u64 bytes)
 	}
 	old = t->unmanaged;
 	t->unmanaged = bytes;
-	t->unevictable = t->unevictable - old + bytes;
-	t->resident = t->resident - old + bytes;
 	t->demand = t->demand - old + bytes;
-	t->gpu->used = t->gpu->used - old + bytes;
 	t->gpu->entitlement_dirty = true;
-	if (t->resident > t->st.peak_resident)
-		t->st.peak_resident = t->resident;
 	if (bytes > t->st.peak_unmanaged)
 		t->st.peak_unmanaged = bytes;
 	if (bytes > old) {
-		gos_fit_capacity(eng, t->gpu);
-		gos_trim_waiting(eng, t->gpu);
+		gos_tenant_pin(eng, t, bytes - old);
 	} else if (bytes < old) {
+		gos_tenant_unpin(t, old - bytes);
 		gos_gpu_after_free(eng, t->gpu);
 	}
 	gos_os_unlock(eng->lock);
