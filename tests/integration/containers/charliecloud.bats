@@ -16,9 +16,12 @@ load ../slurm/jobs
 setup_file() {
 	export BUILD=${BUILD:-build}
 	# Under the sanitizers the agent needs the host's sanitizer runtime,
-	# which no image has: the floor is the plain build's to prove.
-	! objdump -p "$BUILD/lib/libgpuoversub.so" | grep -q 'NEEDED.*lib[a-z]*san' ||
-		skip "a sanitizer build's agent loads only where its runtime is"
+	# which no image has: the floor is the plain build's to prove. (Each
+	# test skips: bats before 1.9 fails a file whose setup_file skips.)
+	if objdump -p "$BUILD/lib/libgpuoversub.so" | grep -q 'NEEDED.*lib[a-z]*san'; then
+		export GOS_AGENT_SANITIZED=1
+		return 0
+	fi
 	source tests/integration/slurm/harness.bash
 	export IMAGE=$GOS_BUILD/images/bullseye
 	tests/integration/containers/image.sh "$IMAGE" 3>&-
@@ -38,11 +41,13 @@ setup_file() {
 daemon_with_nvml() { LD_LIBRARY_PATH=$GOS_BUILD/tests/fakecuda/nvml gos_daemon_start; }
 
 teardown_file() {
+	[ -n "${GOS_DIR:-}" ] || return 0
 	source tests/integration/slurm/harness.bash
 	slurm_teardown
 }
 
 setup() {
+	[ -z "${GOS_AGENT_SANITIZED:-}" ] || skip "a sanitizer build's agent loads only where its runtime is"
 	source tests/integration/slurm/harness.bash
 	[ -S "$GOS_SOCK" ] || daemon_with_nvml
 }
