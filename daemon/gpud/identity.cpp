@@ -3,10 +3,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace gos::gpud {
 
@@ -106,19 +108,33 @@ std::optional<std::uint64_t> roots_directory(const std::string &path)
 	return static_cast<std::uint64_t>(st.st_ino);
 }
 
-// "job_<digits>" right after prefix, then the end or a '/': the job.
+// A SLUID as Slurm 26.05 prints it (src/common/sluid.c): "s" and 13
+// Crockford base32 digits of a 64-bit number, so the first at most 'F'.
+bool is_sluid(std::string_view name)
+{
+	constexpr std::string_view digits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	if (name.size() != 14 || name[0] != 's' || digits.find(name[1]) > 15)
+		return false;
+	return name.find_first_not_of(digits, 1) == std::string_view::npos;
+}
+
+// The job directory right after prefix, then the end or a '/': "job_<id>"
+// names its job; a SLUID (Slurm 26.05's default, CgroupJobIdPaths=no) is a
+// job too, but which one only its registered task tells (job 0 here).
 std::optional<std::uint64_t> job_right_after(const std::string &path, const std::string &prefix, std::size_t &end)
 {
-	const std::string head = prefix + "/job_";
-	if (path.compare(0, head.size(), head) != 0)
+	if (path.compare(0, prefix.size() + 1, prefix + "/") != 0)
 		return std::nullopt;
-	std::size_t start = head.size();
-	end = start;
-	while (end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])))
-		end++;
-	if (end == start || end - start > 19 || (end < path.size() && path[end] != '/'))
+	const std::size_t start = prefix.size() + 1;
+	end = std::min(path.find('/', start), path.size());
+	std::string_view name(path.data() + start, end - start);
+	if (is_sluid(name))
+		return 0;
+	if (name.size() < 5 || name.size() > 4 + 19 || name.substr(0, 4) != "job_" ||
+	    name.find_first_not_of("0123456789", 4) != std::string_view::npos)
 		return std::nullopt;
-	return std::stoull(path.substr(start, end - start));
+	auto job = std::stoull(std::string(name.substr(4)));
+	return job ? std::optional(job) : std::nullopt;	// Slurm has no job 0
 }
 
 } // namespace

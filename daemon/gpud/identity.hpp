@@ -49,7 +49,8 @@ bool own_pid_is(pid_t pid, pid_t seen, const char *proc_root = "/proc");
 pid_t pid_max(const char *proc_root = "/proc");
 
 // Where Slurm's cgroup/v2 plugin makes its jobs' cgroups: the cgroup v2
-// mount, and under it Slurm's own root, root + "/job_<id>".
+// mount, and under it Slurm's own root, root + "/job_<id>", or from Slurm
+// 26.05 on (CgroupJobIdPaths=no, its default) root + "/<SLUID>".
 struct SlurmCgroups {
 	std::string mount = "/sys/fs/cgroup";
 	std::string root = "/system.slice/slurmstepd.scope";
@@ -60,10 +61,11 @@ std::string cgroup2_mount(const char *mounts = "/proc/self/mounts");
 
 // The Slurm job whose cgroup holds pid, and that cgroup's v2 id (its
 // directory's inode, what the kernel binds): only the v2 line "0::", only
-// a direct child "job_<id>" of Slurm's root, only if both directories are
-// root's. A "job_N" a user made in a delegated subtree is not a job.
+// a direct child "job_<id>" or "<SLUID>" of Slurm's root, only if both
+// directories are root's. A "job_N" a user made in a delegated subtree is
+// not a job.
 struct JobCgroup {
-	std::uint64_t job = 0;
+	std::uint64_t job = 0;	// 0: a SLUID names no job id; the job whose task was registered in it is its job
 	std::uint64_t id = 0;
 };
 std::optional<JobCgroup> slurm_job_cgroup(pid_t pid, const SlurmCgroups &where, const char *proc_root = "/proc");

@@ -119,8 +119,10 @@ std::optional<Refusal> JobLedger::register_task(std::uint64_t id, std::uint32_t 
 	auto was_cgroup = job->cgroup;
 	job->tasks[pid] = Task{now->start, step};
 	job->registered = unix_now();
+	// The task slurmstepd names is in its job's cgroup: what ties a SLUID's
+	// cgroup, which names no job, to this one.
 	if (!job->cgroup)
-		if (auto cg = slurm_job_cgroup(pid, slurm_cgroups()); cg && cg->job == id)
+		if (auto cg = slurm_job_cgroup(pid, slurm_cgroups()); cg && (cg->job == id || !cg->job))
 			job->cgroup = cg->id;
 	if (auto refused = save(*job)) {
 		job->tasks = std::move(was_tasks);
@@ -198,8 +200,11 @@ std::optional<std::uint64_t> JobLedger::job_of_pid(pid_t pid)
 	// Slurm's cgroup plugin puts every task under its job's cgroup, which
 	// a process cannot leave by itself.
 	auto cg = slurm_job_cgroup(pid, slurm_cgroups());
-	if (cg && jobs_.count(cg->job) && !jobs_.at(cg->job).ended)
-		return cg->job;
+	if (!cg)
+		return std::nullopt;
+	for (const auto &[id, job] : jobs_)
+		if (!job.ended && (id == cg->job || (job.cgroup && job.cgroup == cg->id)))
+			return id;
 	return std::nullopt;
 }
 

@@ -17,20 +17,23 @@ bool ProcProbe::task_alive(pid_t pid, std::uint64_t start) const
 	return now && (!start || *now == start);
 }
 
-std::set<std::uint64_t> ProcProbe::jobs_with_processes(const SlurmCgroups &where) const
+CgroupsInUse ProcProbe::cgroups_with_processes(const SlurmCgroups &where) const
 {
-	std::set<std::uint64_t> jobs;
+	CgroupsInUse in_use;
 	DIR *d = ::opendir(proc_root_);
 	if (!d)
-		return jobs;
+		return in_use;
 	while (dirent *e = ::readdir(d)) {
 		if (!std::isdigit(static_cast<unsigned char>(e->d_name[0])))
 			continue;
-		if (auto cg = slurm_job_cgroup(static_cast<pid_t>(std::atol(e->d_name)), where, proc_root_))
-			jobs.insert(cg->job);
+		if (auto cg = slurm_job_cgroup(static_cast<pid_t>(std::atol(e->d_name)), where, proc_root_)) {
+			if (cg->job)
+				in_use.jobs.insert(cg->job);
+			in_use.ids.insert(cg->id);
+		}
 	}
 	::closedir(d);
-	return jobs;
+	return in_use;
 }
 
 std::optional<std::string> gone_because(const Job &job, const JobSigns &signs, std::int64_t now, std::int64_t grace_s)
@@ -55,7 +58,7 @@ std::size_t Reconciler::sweep()
 {
 	auto grace_s = static_cast<std::int64_t>(cfg_.policy.stale_grace_ns / 1'000'000'000ULL);
 	auto now = static_cast<std::int64_t>(std::time(nullptr));
-	std::optional<std::set<std::uint64_t>> in_cgroups;	// read once, only if some job needs it
+	std::optional<CgroupsInUse> in_cgroups;	// read once, only if some job needs it
 	std::map<std::uint64_t, std::string> gone;
 	std::set<std::uint64_t> running;
 	for (const auto &[id, job] : ledger_.jobs()) {
@@ -76,8 +79,8 @@ std::size_t Reconciler::sweep()
 		signs.connected = !sessions_.of_job(id).empty();
 		if (!signs.task_alive && !signs.connected) {
 			if (!in_cgroups)
-				in_cgroups = probe_.jobs_with_processes(ledger_.slurm_cgroups());
-			signs.in_cgroup = in_cgroups->count(id) > 0;
+				in_cgroups = probe_.cgroups_with_processes(ledger_.slurm_cgroups());
+			signs.in_cgroup = in_cgroups->hold(job);
 		}
 		if (auto why = gone_because(job, signs, now, grace_s)) {
 			gone[id] = "reaped: " + *why;

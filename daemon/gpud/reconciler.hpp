@@ -22,6 +22,15 @@
 
 namespace gos::gpud {
 
+// Slurm's job cgroups that hold a process: by the job their name says
+// ("job_<id>"), and by id (a SLUID's, whose job is the one its registered
+// task was seen in).
+struct CgroupsInUse {
+	std::set<std::uint64_t> jobs;
+	std::set<std::uint64_t> ids;
+	bool hold(const Job &job) const { return jobs.count(job.id) || (job.cgroup && ids.count(job.cgroup)); }
+};
+
 // What is left of the jobs on this node.
 class NodeProbe {
 public:
@@ -29,8 +38,8 @@ public:
 	// Whether pid is still the process that started at `start` (0: unknown,
 	// any live process with that pid).
 	virtual bool task_alive(pid_t pid, std::uint64_t start) const = 0;
-	// The jobs whose Slurm cgroup still holds a process.
-	virtual std::set<std::uint64_t> jobs_with_processes(const SlurmCgroups &where) const = 0;
+	// The Slurm job cgroups that still hold a process.
+	virtual CgroupsInUse cgroups_with_processes(const SlurmCgroups &where) const = 0;
 };
 
 // The node itself, read from /proc.
@@ -38,7 +47,7 @@ class ProcProbe final : public NodeProbe {
 public:
 	explicit ProcProbe(const char *proc_root = "/proc") : proc_root_(proc_root) {}
 	bool task_alive(pid_t pid, std::uint64_t start) const override;
-	std::set<std::uint64_t> jobs_with_processes(const SlurmCgroups &where) const override;
+	CgroupsInUse cgroups_with_processes(const SlurmCgroups &where) const override;
 
 private:
 	const char *proc_root_;

@@ -13,6 +13,7 @@
 #include "daemon/gpud/identity.hpp"
 #include "daemon/gpud/jobs.hpp"
 #include "daemon/gpud/policy.hpp"
+#include "daemon/gpud/reconciler.hpp"
 #include "daemon/gpud/locality.hpp"
 #include "daemon/gpud/report.hpp"
 #include "common/proto/wire.hpp"
@@ -336,6 +337,48 @@ BOOST_AUTO_TEST_CASE(slurm_cgroup_rules)
 	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope").c_str(), 0, 0) == 0);
 	where.root += "/";
 	BOOST_TEST(gpud::slurm_job_cgroup(task, where, root.c_str())->job == 1234u);
+	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+// Slurm 26.05 names a job's cgroup by its SLUID (cgroup.conf's
+// CgroupJobIdPaths=no, the default): a job with no id in its name, whose
+// job the reconciler knows by the cgroup's id, as its registered task
+// was seen in it. Only Slurm's exact form is one.
+BOOST_AUTO_TEST_CASE(slurm_cgroup_sluid_names)
+{
+	char dir[] = "/tmp/gos-cg-XXXXXX";
+	BOOST_REQUIRE(::mkdtemp(dir));
+	std::string root = dir, cg = root + "/cg", scope = "/system.slice/slurmstepd.scope";
+	gpud::SlurmCgroups where{cg, scope};
+	int pid = 40;
+	auto proc = [&](const std::string &job_dir) {
+		BOOST_REQUIRE(std::system(("mkdir -p " + cg + scope + "/" + job_dir + "/step_0/user/task_0").c_str()) == 0);
+		::mkdir((root + "/" + std::to_string(++pid)).c_str(), 0755);
+		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << "0::" << scope << "/" << job_dir << "/step_0/user/task_0\n";
+		return pid;
+	};
+	// The tree of cgroup.conf(5) of 26.05: .../slurmstepd.scope/sEKNKTV3WPV500/step_0/...
+	int task = proc("sEKNKTV3WPV500");
+	struct stat st{};
+	BOOST_REQUIRE(::stat((cg + scope + "/sEKNKTV3WPV500").c_str(), &st) == 0);
+	auto found = gpud::slurm_job_cgroup(task, where, root.c_str());
+	BOOST_REQUIRE(found);
+	BOOST_TEST(found->job == 0u);
+	BOOST_TEST(found->id == st.st_ino);
+	BOOST_TEST(gpud::slurm_job_cgroup(proc("sFZZZZZZZZZZZZ"), where, root.c_str()).has_value());	// 2^64 - 1
+	for (const char *not_one : {"sEKNKTV3WPV50", "sEKNKTV3WPV5000", "SEKNKTV3WPV500", "sekNKTV3WPV500",
+				    "sEKNKTV3WPV5I0", "sGKNKTV3WPV500", "job_0", "job_", "tEKNKTV3WPV500"})
+		BOOST_TEST(!gpud::slurm_job_cgroup(proc(not_one), where, root.c_str()).has_value(), not_one);
+	// The reconciler's signs: a job's cgroup holds a process by its name or by its id.
+	gpud::CgroupsInUse in_use{{1234}, {found->id}};
+	gpud::Job named, sluid, other;
+	named.id = 1234;
+	sluid.id = 99;
+	sluid.cgroup = found->id;
+	other.id = 98;
+	BOOST_TEST(in_use.hold(named));
+	BOOST_TEST(in_use.hold(sluid));
+	BOOST_TEST(!in_use.hold(other));
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
