@@ -54,6 +54,7 @@ struct State {
 	bool managed = false;		// the step is registered, or will be
 	bool step_registered = false;
 	std::string refusal;		// on_daemon_down=fail: why each task fails
+	bool off = false;		// init could not do its part: the hooks do nothing
 };
 
 State state;
@@ -306,19 +307,38 @@ int remote_exit(spank_t sp)
 
 // Each hook first: built for another Slurm series, the plugin does nothing
 // (series.hpp).
+//
+// Init never fails: a required plugin's failed init drains the node under
+// Slurm's default (spank(8)), and fails the launch before 25.05. What goes
+// wrong here turns gpuoversub off for this job or command, which runs
+// without it, and says why. Where Slurm lets a plugin say so, a failure
+// would fail the job, never the node.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+// (spank.h declares it, extern "C")
+__attribute__((visibility("default"))) int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 GOS_EXPORT int slurm_spank_init(spank_t sp, int ac, char *av[])
 {
 	if (other_series())
 		return other_series_init(sp, oversub_option);
-	state = State{};
-	state.args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
+	try {
+		state = State{};
+		state.args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
+	} catch (const std::exception &e) {
+		slurm_error("[gpuoversub] cannot read the plugstack arguments (%s); gpuoversub is off for this %s", e.what(),
+			    spank_context() == S_CTX_REMOTE ? "job, which runs without it" : "command");
+		state.off = true;
+		return 0;
+	}
 	for (const auto &e : state.args.errors)
 		slurm_error("[gpuoversub] %s", e.c_str());
 	if (spank_context() == S_CTX_SLURMD)
 		return 0;
 	if (spank_option_register(sp, &oversub_option) != ESPANK_SUCCESS) {
-		slurm_error("[gpuoversub] cannot register --gpu-mem-oversub");
-		return -1;
+		slurm_error("[gpuoversub] Slurm refused the option --gpu-mem-oversub; gpuoversub is off for this %s",
+			    spank_context() == S_CTX_REMOTE ? "job, which runs without it" : "command");
+		state.off = true;
 	}
 	return 0;
 }
@@ -327,6 +347,8 @@ GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
 {
 	if (other_series())
 		return other_series_post_opt();
+	if (state.off)
+		return 0;
 	switch (spank_context()) {
 	case S_CTX_ALLOCATOR:
 	case S_CTX_LOCAL: return resolve(sp) ? 0 : -1;
@@ -337,14 +359,14 @@ GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
 
 GOS_EXPORT int slurm_spank_user_init(spank_t sp, int, char *[])
 {
-	if (other_series())
+	if (other_series() || state.off)
 		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_user_init(sp) : 0;
 }
 
 GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
 {
-	if (other_series())
+	if (other_series() || state.off)
 		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_task_privileged(sp) : 0;
 }
@@ -352,7 +374,7 @@ GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
 // In each task, as the user, just before exec.
 GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
 {
-	if (other_series())
+	if (other_series() || state.off)
 		return 0;
 	if (spank_context() != S_CTX_REMOTE || state.refusal.empty())
 		return 0;
@@ -362,7 +384,7 @@ GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
 
 GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
 {
-	if (other_series())
+	if (other_series() || state.off)
 		return 0;
 	return spank_context() == S_CTX_REMOTE ? remote_exit(sp) : 0;
 }
