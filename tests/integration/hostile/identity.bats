@@ -100,6 +100,34 @@ hello_as_task_of() {
 	[[ "$output" == *"stats 0 "* ]]
 }
 
+# Slurm 26.05 names the job's cgroup by its SLUID (CgroupJobIdPaths=no):
+# the name says no job, so the cgroup is the job's whose task slurmstepd
+# registered in it; a SLUID cgroup with no such task is nobody's.
+@test "Slurm 26.05's SLUID job cgroup ties a process to the job whose task was registered in it" {
+	cgroup_dir "/gos-slurm-$$/sEKNKTV3WPV500"
+	cgroup_dir "/gos-slurm-$$/sEKNKTV3WPV501"
+	daemon_up "slurm_cgroup: /gos-slurm-$$"
+	"$REG" "$D/s.sock" step 106 0 0 "$(neighbour_uid 1)"
+	hello_in() {
+		sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid=gos-nb1 --regid=gos-nb1 --clear-groups \
+			/usr/bin/python3 "$2" "$3" hello' sh "$CG/gos-slurm-$$/$1" "$AGENT" "$D/s.sock"
+	}
+	run hello_in sEKNKTV3WPV500	# no task registered in it yet
+	echo "$output"
+	[[ "$output" == *"hello -1 process "*" is not a task of any job registered"* ]]
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" "$3" exec 106 setpriv --reuid=gos-nb1 --regid=gos-nb1 --clear-groups sleep 600' \
+		sh "$CG/gos-slurm-$$/sEKNKTV3WPV500" "$REG" "$D/s.sock" &
+	task=$!
+	wait_until 120 test "$(tasks_of 106)" = 1 || { cat "$D/log"; kill "$task"; false; }
+	run hello_in sEKNKTV3WPV500	# not the task's descendant: its cgroup's
+	echo "$output"
+	[[ "$output" == *"hello 0 "* ]] && [[ "$output" == *"stats 0 "* ]] || { kill "$task"; false; }
+	run hello_in sEKNKTV3WPV501	# another job's SLUID, with no task of 106
+	echo "$output"
+	kill "$task"
+	[[ "$output" == *"hello -1 process "*" is not a task of any job registered"* ]]
+}
+
 @test "hello refuses a task that does not run as its job's user" {
 	daemon_up
 	"$REG" "$D/s.sock" step 102 0 0 "$(neighbour_uid 2)"
