@@ -76,6 +76,38 @@ void job_wide_part(const PlugstackArgs &args, const EpilogRun &run, const std::o
 	}
 }
 
+// The node's own report: its summary in slurmd's log, and on disk where
+// the daemon could not write it.
+void keep_report(const PlugstackArgs &args, std::uint64_t job, const proto::Reply &rep,
+		 const std::optional<report::Report> &report)
+{
+	if (rep.status)
+		return no_report(job, rep);
+	const std::string id = std::to_string(job);
+	if (!report) {
+		slurm_error("[gpuoversub] job %s: the daemon's report is not one", id.c_str());
+		return;
+	}
+	try {
+		std::istringstream lines(report::report_summary(*report));
+		for (std::string line; std::getline(lines, line);)
+			slurm_info("[gpuoversub] %s", line.c_str());
+		try {
+			auto cfg = config::load_config(args.config);
+			std::string path = cfg.policy.report_dir + "/job-" + id + ".json";
+			struct stat st;
+			if (stat(path.c_str(), &st) != 0) {	// the daemon writes it; this covers a report it could not
+				make_dirs(cfg.policy.report_dir);
+				write_file_atomically(path, report::stored_report_text(*report), 0640);
+			}
+		} catch (const std::exception &e) {
+			slurm_debug("[gpuoversub] job %s: policy or report directory: %s", id.c_str(), e.what());
+		}
+	} catch (const std::exception &e) {
+		slurm_error("[gpuoversub] job %s: report incomplete: %s", id.c_str(), e.what());
+	}
+}
+
 } // namespace
 
 void report_job_end(const PlugstackArgs &args, bool asked)
@@ -89,32 +121,11 @@ void report_job_end(const PlugstackArgs &args, bool asked)
 	ask_daemon(args.socket, [&](proto::Client &c) { return c.job_end(req); });
 	proto::Reply rep = ask_daemon(args.socket, [&](proto::Client &c) { return c.report(req); });
 	std::optional<report::Report> report = rep.status ? std::nullopt : parsed_report(rep.body);
+	// The node's own report before its job-wide part, whose seal may wait
+	// on munged (seconds, or fail): the report never depends on it.
+	keep_report(args, req.job_id, rep, report);
 	if (run && (report || asked))
 		job_wide_part(args, *run, report);
-	if (rep.status)
-		return no_report(req.job_id, rep);
-	if (!report) {
-		slurm_error("[gpuoversub] job %s: the daemon's report is not one", id);
-		return;
-	}
-	try {
-		std::istringstream lines(report::report_summary(*report));
-		for (std::string line; std::getline(lines, line);)
-			slurm_info("[gpuoversub] %s", line.c_str());
-		try {
-			auto cfg = config::load_config(args.config);
-			std::string path = cfg.policy.report_dir + "/job-" + std::string(id) + ".json";
-			struct stat st;
-			if (stat(path.c_str(), &st) != 0) {	// the daemon writes it; this covers a report it could not
-				make_dirs(cfg.policy.report_dir);
-				write_file_atomically(path, report::stored_report_text(*report), 0640);
-			}
-		} catch (const std::exception &e) {
-			slurm_debug("[gpuoversub] job %s: policy or report directory: %s", id, e.what());
-		}
-	} catch (const std::exception &e) {
-		slurm_error("[gpuoversub] job %s: report incomplete: %s", id, e.what());
-	}
 }
 
 } // namespace gos::spank

@@ -63,6 +63,21 @@ void not_taken(std::uint64_t job, const proto::Reply &r)
 		slurm_error("[gpuoversub] job %lu: the job-wide part not taken: %s", id, r.error.c_str());
 }
 
+// A part not sealed, in one line of slurmd's log. munged's failure comes
+// with every job the node ends while munged is away, so it says where the
+// cure is told rather than all of it (gpuoversubd says it once at start).
+void not_sealed(std::uint64_t job, const jobwide::SealFailure &f, const std::string &munge_socket)
+{
+	const auto id = static_cast<unsigned long>(job);
+	if (!f.by_munged)
+		slurm_error("[gpuoversub] job %lu: no job-wide part: %s", id, f.why.c_str());
+	else
+		slurm_error("[gpuoversub] job %lu: no job-wide part: munged at %s (jobwide.munge_socket) did not seal it: "
+			    "%s; job-wide records need munged on every node (gpuoversubd's start message, "
+			    "spank_gpuoversub(8)); this node's own report is unaffected",
+			    id, munge_socket.c_str(), f.why.c_str());
+}
+
 } // namespace
 
 std::optional<EpilogRun> epilog_run(const PlugstackArgs &args, std::uint64_t job)
@@ -109,10 +124,8 @@ void send_part(const PlugstackArgs &args, const config::Config &cfg, const Epilo
 		p.writers.assign(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 2));
 		p.part = report::node_part(report, p.node, head.run).dump();
 		const auto ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
-		if (auto why = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame)) {
-			slurm_error("[gpuoversub] job %lu: no job-wide part: %s", id, why->c_str());
-			return;
-		}
+		if (auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame))
+			return not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %lu: no job-wide part: %s", id, e.what());
 		return;

@@ -4,16 +4,16 @@
 
 namespace gos::jobwide {
 
-std::optional<std::string> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame)
+std::optional<SealFailure> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame)
 {
 	std::string text, credential;
 	if (auto why = encode_payload(p, text))
-		return "the part does not encode: " + *why;
+		return SealFailure{false, "the part does not encode: " + *why};
 	if (auto why = munge::encode(text, ttl, munge_socket, credential))
-		return "munged: " + *why;
+		return SealFailure{true, *why};
 	Bytes bytes;
 	if (auto why = encode_frame({Kind::part, p.node, p.job, credential}, bytes))
-		return "the frame does not encode: " + *why;
+		return SealFailure{false, "the frame does not encode: " + *why};
 	frame.assign(bytes.begin(), bytes.end());
 	return std::nullopt;
 }

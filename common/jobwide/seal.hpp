@@ -11,9 +11,17 @@
 
 namespace gos::jobwide {
 
+// Why a part was not sealed. BY_MUNGED: munged did not seal it (none
+// answers at the socket, or it refused), which the site fixes on the node,
+// and WHY is munged's words; otherwise the part itself would not encode,
+// and WHY names the step, then its words.
+struct SealFailure {
+	bool by_munged = false;
+	std::string why;
+};
+
 // Sets FRAME to P sealed through the munged at MUNGE_SOCKET, valid TTL
-// seconds, and framed; or returns why not (the step that failed, then its
-// words).
-std::optional<std::string> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame);
+// seconds, and framed; or returns why not.
+std::optional<SealFailure> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame);
 
 } // namespace gos::jobwide

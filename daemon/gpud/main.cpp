@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include "common/util/log.hpp"
 #include "common/util/munge.hpp"
@@ -21,6 +22,28 @@ const char *usage_text =
 	"      --check         check the policy file and the GPUs, then exit\n"
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n";
+
+// Job-wide records need munged: each node's part is sealed with it. A site
+// without one (Slurm's auth/slurm needs none) is told once, at start, and
+// the daemon serves on: parts seal as soon as a munged answers. Asked off
+// the start's path, since libmunge waits up to 10 s on a munged that
+// accepts and never answers; detached, so that a stop never waits on it.
+void say_if_no_munged(const config::Config &cfg)
+{
+	if (!cfg.policy.report_admin_comment)
+		return;
+	std::thread([socket = cfg.start.jobwide_munge_socket, reports = cfg.policy.report_dir] {
+		std::string credential;
+		if (auto why = munge::encode("", 0, socket, credential))
+			GOS_LOG(log::warning, "job-wide records (reports.admin_comment) need munged, and none answers at "
+						      << socket << " (jobwide.munge_socket): " << *why
+						      << "; install munge and start munged on every node, or set "
+							 "jobwide.munge_socket to its socket, or turn reports.admin_comment off; "
+							 "until then no node's part is sealed, and each node's own report is still "
+							 "written to "
+						      << reports << " and slurmd's log");
+	}).detach();
+}
 
 } // namespace
 
@@ -79,6 +102,7 @@ int main(int argc, char **argv)
 					    return munge::decode(credential, socket);
 				    });
 		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.start.socket << " with the engine " << where);
+		say_if_no_munged(cfg);
 		server.run();
 	} catch (const std::exception &e) {
 		GOS_LOG(log::error, "gpuoversubd: " << e.what());

@@ -35,8 +35,8 @@ inline std::uint64_t number(const char *text)
 inline std::string frame_of(const std::string &munge_socket, const jobwide::Payload &p)
 {
 	std::string frame;
-	if (auto why = jobwide::seal_part(p, ttl_s, munge_socket, frame))
-		fail(*why);
+	if (auto failure = jobwide::seal_part(p, ttl_s, munge_socket, frame))
+		fail(failure->why);
 	return frame;
 }
 

@@ -316,13 +316,14 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 }
 
 # node1's daemon with the job-wide door on port $1 of 127.0.0.1, writing
-# records itself (it is root); the policy is put back by teardown.
+# records itself (it is root), sealing with the munged at $2 (the
+# harness's by default); the policy is put back by teardown.
 node1_writes() {
 	local yaml=$GOS_DIR/gpuoversub.yaml
 	cp "$yaml" "$GOS_DIR/gpuoversub.yaml.before"
 	sed -i 's/admin_comment: false/admin_comment: true/' "$yaml"
 	printf 'jobwide: {port: %s, listen: 127.0.0.1, wait: 30s, record_helper: direct, munge_socket: %s}\n' \
-		"$1" "$GOS_MUNGE_SOCK" >>"$yaml"
+		"$1" "${2:-$GOS_MUNGE_SOCK}" >>"$yaml"
 	gos_daemon_stop
 	gos_daemon_start
 }
@@ -400,6 +401,41 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 	logged_since "$log_from" "job-wide door: not_root from 127.0.0.1 claiming node node1 for job $id"
 	logged_since "$log_from" "job-wide door: not_member from 127.0.0.1 claiming node node9 for job $id"
 	logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts"
+}
+
+# A job of one buffer that has ended COMPLETED: its id in id.
+one_buffer_job() {
+	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub --wrap "echo 'alloc b 32
+verify b
+quit' | $GOS_BUILD/tests/tools/gos_testapp") && job_completed "$id"
+}
+
+# Issue 48: a site without munged (Slurm's auth/slurm needs none). The
+# daemon says once, at start, that job-wide records need munged; a job's
+# own report still reaches reports.dir and slurmd's log, before the
+# epilog's one line on the part it could not seal. A munged that comes
+# later at that socket (here: a link to the harness's) seals the next
+# job's part, the daemon not restarted. With munged from the start, the
+# first test of this file seals and sends.
+@test "without munged the daemon says so once at start, a job's own report is kept, and a later munged seals" {
+	local socket=$GOS_DIR/no-munged.socket log_from
+	log_from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1))
+	node1_writes "$(slurm_free_port)" "$socket"
+	local said="job-wide records (reports.admin_comment) need munged, and none answers at $socket (jobwide.munge_socket)"
+	wait_until 10 logged_since "$log_from" "$said" || { tail -n +"$log_from" "$GOS_DIR/log/gpuoversubd.log"; false; }
+	one_buffer_job
+	local slurmd=$GOS_DIR/log/slurmd.log report sealed
+	report=$(grep -n "\[gpuoversub\] gpuoversub report for job $id on node" "$slurmd" | cut -d: -f1)
+	sealed=$(grep -nF "job $id: no job-wide part: munged at $socket (jobwide.munge_socket) did not seal it: " "$slurmd" |
+		cut -d: -f1)
+	[ -n "$report" ] && [ -n "$sealed" ] && [ "$report" -lt "$sealed" ] || { tail -n 20 "$slurmd"; false; }
+	[ -f "$GOS_DIR/reports/job-$id.json" ]
+	ln -s "$GOS_MUNGE_SOCK" "$socket"
+	one_buffer_job
+	wait_until 60 logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts" || {
+		grep "job $id" "$GOS_DIR/log/slurmd.log"; tail -n 20 "$GOS_DIR/log/gpuoversubd.log"; false; }
+	[ "$(tail -n +"$log_from" "$GOS_DIR/log/gpuoversubd.log" | grep -cF "$said")" -eq 1 ] || {
+		tail -n +"$log_from" "$GOS_DIR/log/gpuoversubd.log"; false; }
 }
 
 # Issue 30, step 6: a run of two nodes. node1's epilog hands its own part
