@@ -303,6 +303,29 @@ int remote_exit(spank_t sp)
 	return 0;
 }
 
+// What each hook does for this job or command, and for whom it is off.
+const char *off_for()
+{
+	return spank_context() == S_CTX_REMOTE ? "job, which runs without it" : "command";
+}
+
+// A hook's body, whose exception (memory, a case no one foresaw) would
+// abort slurmstepd and drain the node: logged, and gpuoversub is off for
+// the rest of the job.
+template <class Body>
+int guarded(const char *hook, Body body) noexcept
+{
+	try {
+		return body();
+	} catch (const std::exception &e) {
+		slurm_error("[gpuoversub] %s: %s; gpuoversub is off for this %s", hook, e.what(), off_for());
+	} catch (...) {
+		slurm_error("[gpuoversub] %s failed; gpuoversub is off for this %s", hook, off_for());
+	}
+	state.off = true;
+	return 0;
+}
+
 } // namespace
 
 // Each hook first: built for another Slurm series, the plugin does nothing
@@ -322,25 +345,20 @@ GOS_EXPORT int slurm_spank_init(spank_t sp, int ac, char *av[])
 {
 	if (other_series())
 		return other_series_init(sp, oversub_option);
-	try {
-		state = State{};
+	state = State{};
+	return guarded("init", [&] {
 		state.args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
-	} catch (const std::exception &e) {
-		slurm_error("[gpuoversub] cannot read the plugstack arguments (%s); gpuoversub is off for this %s", e.what(),
-			    spank_context() == S_CTX_REMOTE ? "job, which runs without it" : "command");
-		state.off = true;
+		for (const auto &e : state.args.errors)
+			slurm_error("[gpuoversub] %s", e.c_str());
+		if (spank_context() == S_CTX_SLURMD)
+			return 0;
+		if (spank_option_register(sp, &oversub_option) != ESPANK_SUCCESS) {
+			slurm_error("[gpuoversub] Slurm refused the option --gpu-mem-oversub; gpuoversub is off for this %s",
+				    off_for());
+			state.off = true;
+		}
 		return 0;
-	}
-	for (const auto &e : state.args.errors)
-		slurm_error("[gpuoversub] %s", e.c_str());
-	if (spank_context() == S_CTX_SLURMD)
-		return 0;
-	if (spank_option_register(sp, &oversub_option) != ESPANK_SUCCESS) {
-		slurm_error("[gpuoversub] Slurm refused the option --gpu-mem-oversub; gpuoversub is off for this %s",
-			    spank_context() == S_CTX_REMOTE ? "job, which runs without it" : "command");
-		state.off = true;
-	}
-	return 0;
+	});
 }
 
 GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
@@ -349,26 +367,28 @@ GOS_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char *[])
 		return other_series_post_opt();
 	if (state.off)
 		return 0;
-	switch (spank_context()) {
-	case S_CTX_ALLOCATOR:
-	case S_CTX_LOCAL: return resolve(sp) ? 0 : -1;
-	case S_CTX_REMOTE: return remote_post_opt(sp);
-	default: return 0;
-	}
+	return guarded("init_post_opt", [&] {
+		switch (spank_context()) {
+		case S_CTX_ALLOCATOR:
+		case S_CTX_LOCAL: return resolve(sp) ? 0 : -1;
+		case S_CTX_REMOTE: return remote_post_opt(sp);
+		default: return 0;
+		}
+	});
 }
 
 GOS_EXPORT int slurm_spank_user_init(spank_t sp, int, char *[])
 {
-	if (other_series() || state.off)
+	if (other_series() || state.off || spank_context() != S_CTX_REMOTE)
 		return 0;
-	return spank_context() == S_CTX_REMOTE ? remote_user_init(sp) : 0;
+	return guarded("user_init", [&] { return remote_user_init(sp); });
 }
 
 GOS_EXPORT int slurm_spank_task_init_privileged(spank_t sp, int, char *[])
 {
-	if (other_series() || state.off)
+	if (other_series() || state.off || spank_context() != S_CTX_REMOTE)
 		return 0;
-	return spank_context() == S_CTX_REMOTE ? remote_task_privileged(sp) : 0;
+	return guarded("task_init_privileged", [&] { return remote_task_privileged(sp); });
 }
 
 // In each task, as the user, just before exec.
@@ -384,9 +404,9 @@ GOS_EXPORT int slurm_spank_task_init(spank_t, int, char *[])
 
 GOS_EXPORT int slurm_spank_exit(spank_t sp, int, char *[])
 {
-	if (other_series() || state.off)
+	if (other_series() || state.off || spank_context() != S_CTX_REMOTE)
 		return 0;
-	return spank_context() == S_CTX_REMOTE ? remote_exit(sp) : 0;
+	return guarded("exit", [&] { return remote_exit(sp); });
 }
 
 // Slurm calls no init in the epilog's process: the arguments come here.
@@ -394,12 +414,15 @@ GOS_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char *av[])
 {
 	if (other_series())
 		return 0;
-	PlugstackArgs args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
-	for (const auto &e : args.errors)
-		slurm_error("[gpuoversub] %s", e.c_str());
-	// slurmd hands the epilog the job's SPANK options (its SPANK_
-	// environment), which only the job's own submission can set.
-	char *factor = nullptr;
-	report_job_end(args, spank_option_getopt(sp, &oversub_option, &factor) == ESPANK_SUCCESS);
+	guarded("job_epilog", [&] {
+		PlugstackArgs args = parse_plugstack_args(ac, av, GOS_AGENT_PATH);
+		for (const auto &e : args.errors)
+			slurm_error("[gpuoversub] %s", e.c_str());
+		// slurmd hands the epilog the job's SPANK options (its SPANK_
+		// environment), which only the job's own submission can set.
+		char *factor = nullptr;
+		report_job_end(args, spank_option_getopt(sp, &oversub_option, &factor) == ESPANK_SUCCESS);
+		return 0;
+	});
 	return 0;	// never non-zero: that would drain the node
 }
