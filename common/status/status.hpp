@@ -69,9 +69,10 @@ struct JobStatus {
 	std::uint64_t resident = 0, host = 0;	// bytes on its GPUs and in host RAM now
 	std::int64_t started = 0;		// unix seconds
 	bool report_pending = false;		// ended; its report not yet written
+	std::uint64_t cgroup = 0;		// its Slurm cgroup v2's id (the module binds it); 0: none seen
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobStatus, job, uid, partition, account, qos, steps, tasks, gpus, resident,
-						host, started, report_pending)
+						host, started, report_pending, cgroup)
 
 // EXPLAIN's reply. What the job asked of --gpu-mem-oversub, and the policy
 // entries that gave its ceiling and the default of its partition and QOS.

@@ -44,7 +44,7 @@ std::vector<status::JobStatus> Views::jobs()
 	for (const auto &[id, job] : ledger_.jobs()) {
 		auto live = live_counters(engine_, job);
 		status::JobStatus j{id, job.uid, job.partition, job.account, job.qos, job.steps.size(), job.tasks.size(),
-				    {}, 0, 0, job.started, job.ended != 0};
+				    {}, 0, 0, job.started, job.ended != 0, job.cgroup};
 		for (std::size_t i = 0; i < job.gpus.size(); i++) {
 			j.resident += live[i].resident;
 			j.host += live[i].host;
