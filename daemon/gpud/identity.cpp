@@ -118,14 +118,35 @@ bool is_sluid(std::string_view name)
 	return name.find_first_not_of(digits, 1) == std::string_view::npos;
 }
 
-// The job directory right after prefix, then the end or a '/': "job_<id>"
-// names its job; a SLUID (Slurm 26.05's default, CgroupJobIdPaths=no) is a
-// job too, but which one only its registered task tells (job 0 here).
-std::optional<std::uint64_t> job_right_after(const std::string &path, const std::string &prefix, std::size_t &end)
+// How much of path is Slurm's root: root itself, or, where root ends in
+// "slurmstepd.scope" (the default), "<NodeName>_slurmstepd.scope" beside
+// it, as a Slurm built with --enable-multiple-slurmd (Debian's, Ubuntu's)
+// always names its scope. nullopt where path is under neither.
+std::optional<std::size_t> slurm_root_in(const std::string &path, const std::string &root)
 {
-	if (path.compare(0, prefix.size() + 1, prefix + "/") != 0)
+	auto ends_there = [&](std::size_t n) { return path.size() == n || path[n] == '/'; };
+	if (path.compare(0, root.size(), root) == 0 && ends_there(root.size()))
+		return root.size();
+	constexpr std::string_view scope = "slurmstepd.scope";
+	const std::size_t parent = root.rfind('/') + 1;	// root is "" or starts with '/'
+	if (std::string_view(root).substr(parent) != scope || path.compare(0, parent, root, 0, parent) != 0)
 		return std::nullopt;
-	const std::size_t start = prefix.size() + 1;
+	const std::size_t end = std::min(path.find('/', parent), path.size());
+	std::string_view name(path.data() + parent, end - parent);
+	if (name.size() < scope.size() + 2 || !name.ends_with(scope) || name[name.size() - scope.size() - 1] != '_')
+		return std::nullopt;
+	return end;
+}
+
+// The job directory right after path's first `start` bytes, then the end
+// or a '/': "job_<id>" names its job; a SLUID (Slurm 26.05's default,
+// CgroupJobIdPaths=no) is a job too, but which one only its registered
+// task tells (job 0 here).
+std::optional<std::uint64_t> job_right_after(const std::string &path, std::size_t start, std::size_t &end)
+{
+	if (path.size() <= start + 1 || path[start] != '/')
+		return std::nullopt;
+	start++;
 	end = std::min(path.find('/', start), path.size());
 	std::string_view name(path.data() + start, end - start);
 	if (is_sluid(name))
@@ -150,12 +171,13 @@ std::optional<JobCgroup> slurm_job_cgroup(pid_t pid, const SlurmCgroups &where, 
 		if (line.rfind("0::", 0) != 0)
 			continue;	// a v1 hierarchy: Slurm's jobs are checked on v2 only
 		std::string path = line.substr(3);
+		auto root_end = slurm_root_in(path, root);
 		std::size_t end = 0;
-		auto job = job_right_after(path, root, end);
+		auto job = root_end ? job_right_after(path, *root_end, end) : std::nullopt;
 		if (!job)
 			return std::nullopt;
 		auto id = roots_directory(where.mount + path.substr(0, end));
-		if (!id || !roots_directory(where.mount + root))
+		if (!id || !roots_directory(where.mount + path.substr(0, *root_end)))
 			return std::nullopt;
 		return JobCgroup{*job, *id};
 	}

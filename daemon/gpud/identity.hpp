@@ -50,7 +50,9 @@ pid_t pid_max(const char *proc_root = "/proc");
 
 // Where Slurm's cgroup/v2 plugin makes its jobs' cgroups: the cgroup v2
 // mount, and under it Slurm's own root, root + "/job_<id>", or from Slurm
-// 26.05 on (CgroupJobIdPaths=no, its default) root + "/<SLUID>".
+// 26.05 on (CgroupJobIdPaths=no, its default) root + "/<SLUID>". A root
+// ending in "slurmstepd.scope" stands for "<NodeName>_slurmstepd.scope"
+// beside it too: a Slurm built for multiple slurmd (Debian's) names it so.
 struct SlurmCgroups {
 	std::string mount = "/sys/fs/cgroup";
 	std::string root = "/system.slice/slurmstepd.scope";

@@ -382,6 +382,40 @@ BOOST_AUTO_TEST_CASE(slurm_cgroup_sluid_names)
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
+// Debian's Slurm is built with --enable-multiple-slurmd, and always names
+// its scope "<NodeName>_slurmstepd.scope": the default root stands for it;
+// nothing else beside it does, and a root set otherwise means itself.
+BOOST_AUTO_TEST_CASE(slurm_cgroup_multiple_slurmd_scope)
+{
+	char dir[] = "/tmp/gos-cg-XXXXXX";
+	BOOST_REQUIRE(::mkdtemp(dir));
+	std::string root = dir, cg = root + "/cg";
+	gpud::SlurmCgroups where{cg, "/system.slice/slurmstepd.scope"};
+	int pid = 60;
+	auto proc = [&](const std::string &scope) {
+		BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/" + scope + "/job_7/step_0/user/task_0").c_str()) == 0);
+		::mkdir((root + "/" + std::to_string(++pid)).c_str(), 0755);
+		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << "0::/system.slice/" << scope << "/job_7/step_0/user/task_0\n";
+		return pid;
+	};
+	int node = proc("gosvm_slurmstepd.scope");
+	auto found = gpud::slurm_job_cgroup(node, where, root.c_str());
+	BOOST_REQUIRE(found);
+	BOOST_TEST(found->job == 7u);
+	for (const char *not_one : {"_slurmstepd.scope", "gosvmslurmstepd.scope", "gosvm_slurmstepd.scope.d", "gosvm_slurmd.scope"})
+		BOOST_TEST(!gpud::slurm_job_cgroup(proc(not_one), where, root.c_str()).has_value(), not_one);
+	// The scope is Slurm's only if root owns it.
+	BOOST_REQUIRE(::chown((cg + "/system.slice/gosvm_slurmstepd.scope").c_str(), 1000, 1000) == 0);
+	BOOST_TEST(!gpud::slurm_job_cgroup(node, where, root.c_str()).has_value());
+	BOOST_REQUIRE(::chown((cg + "/system.slice/gosvm_slurmstepd.scope").c_str(), 0, 0) == 0);
+	// A root the admin named is that one alone.
+	where.root = "/system.slice/gosvm_slurmstepd.scope";
+	BOOST_TEST(gpud::slurm_job_cgroup(node, where, root.c_str())->job == 7u);
+	where.root = "/system.slice/other_slurmstepd.scope";
+	BOOST_TEST(!gpud::slurm_job_cgroup(node, where, root.c_str()).has_value());
+	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
 BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
 {
 	gpud::Job j;
