@@ -22,6 +22,7 @@ check() {
 	local took=$((($(date +%s%N) - start) / 1000000))
 	if [ $rc -eq 0 ]; then
 		echo "ok $n - $name ($((took / 1000)).$(printf %03d $((took % 1000))) s)"
+		sed -n 's/^figure: /#   /p' /tmp/check.out	# what it measured
 	else
 		echo "not ok $n - $name"
 		failed=$((failed + 1))
@@ -37,7 +38,7 @@ has_job() { gpuoversubctl --json jobs | grep -q "\"job\": *$1\b"; }
 # serving_one_job SECONDS: the unit's status says one job and its agent
 # within SECONDS; what it says instead on failure.
 serving_one_job() {
-	wait_until "$1" bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 1 GPU" ]]' ||
+	wait_until "$1" bash -c '[[ $(systemctl show -P StatusText gpuoversubd) == "serving 1 job and 1 agent on 2 GPUs" ]]' ||
 		{ echo "status: '$(prop StatusText)'"; return 1; }
 }
 
@@ -76,7 +77,7 @@ ready_means_ready() {
 	systemctl start gpuoversubd || return 1
 	# At once: start returned on READY=1, which comes after the sockets listen.
 	gpuoversubctl status >/dev/null || return 1
-	[ "$(prop ActiveState)" = active ] && [[ $(prop StatusText) == "serving 0 jobs and 0 agents on 1 GPU" ]] ||
+	[ "$(prop ActiveState)" = active ] && [[ $(prop StatusText) == "serving 0 jobs and 0 agents on 2 GPUs" ]] ||
 		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
 }
 
@@ -145,7 +146,7 @@ the_upgrade_restarts_it_under_a_running_job() {
 	next=$(dpkg-deb -f "$(ls /opt/gos/next/gpuoversub_*.deb)" Version)
 	mkdir -p /var/cache/apt/archives/partial	# (left out of the guest's image)
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends /opt/gos/next/*.deb || return 1
-	for p in gpuoversub libgpuoversub; do
+	for p in gpuoversub libgpuoversub slurm-spank-gpuoversub; do
 		[ "$(dpkg-query -W -f '${Version}' $p)" = "$next" ] ||
 			{ echo "$p is at $(dpkg-query -W -f '${Version}' $p), not $next"; return 1; }
 	done
@@ -284,6 +285,100 @@ the_record_helper_serves_the_daemon_user_only() {
 	return $rc
 }
 
+# The guest's Slurm node (run.sh): slurmd under systemd on cgroup v2,
+# proctrack/cgroup, task/cgroup and ConstrainDevices, the GPUs as device
+# nodes; the daemon's two simulated GPUs are the node's. Jobs A (a whole
+# GPU), B (3 shards, and a process that leaves its task's tree) and C (1
+# shard) run node-job.sh as gosuser, with --gpu-mem-oversub.
+A= B= C=
+submit() {	# GRES ARGS...: a job asking for GRES, running node-job.sh ARGS...
+	runuser -u gosuser -- sbatch --parsable --gpu-mem-oversub --gres="$1" -o "/tmp/slurm-%j.out" /opt/gos/node-job.sh "${@:2}"
+}
+state_is() { scontrol show job "$1" | grep -q "JobState=$2 "; }
+job_field() { gpuoversubctl --json jobs | jq -c --argjson j "$1" ".[] | select(.job == \$j) | .$2"; }
+tenant() { gpuoversubctl --json status | jq -c --argjson j "$1" '[.gpus[].tenants[] | select(.job == $j)][0]'; }
+node_idle() { [ "$(sinfo -h -o '%T %E')" = "idle none" ]; }
+has_file() { [ -s "$1" ]; }
+clients_of() { [ "$(tenant "$1" | jq .clients)" = "$2" ]; }
+gpus_of() { [ "$(job_field "$1" gpus)" = "$2" ]; }
+slurm_logs() { journalctl -u slurmd -u slurmctld --no-pager -n 30 -o cat; }
+
+the_node_runs_slurmd_on_cgroup_v2() {
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || { echo "/sys/fs/cgroup is $(stat -fc %T /sys/fs/cgroup)"; return 1; }
+	mknod -m 0666 /dev/nvidia0 c 195 0 && mknod -m 0666 /dev/nvidia1 c 195 1 || return 1
+	systemctl start slurmd || { slurm_logs; return 1; }
+	wait_until 60 node_idle || { sinfo; slurm_logs; return 1; }
+}
+
+# Under the device constraint each job's CUDA_VISIBLE_DEVICES is 0, and
+# only its own GPU's node opens; the plugin registers the node's GPU,
+# Slurm's number, to which the daemon maps the job's device 0.
+each_job_sees_only_its_gpu_which_the_daemon_maps() {
+	A=$(submit gpu:1 8) || return 1
+	wait_until 60 state_is "$A" RUNNING || { scontrol show job "$A"; slurm_logs; return 1; }
+	B=$(submit shard:3 40 detach) && C=$(submit shard:1 40) || return 1
+	for j in $A $B $C; do wait_until 60 has_file /tmp/node-job-"$j".env || { squeue; slurm_logs; return 1; }; done
+	for j in $A $B $C; do echo "figure: job $j: $(paste -sd' ' /tmp/node-job-"$j".env)"; done
+	[ "$(cat /tmp/node-job-"$A".env)" = $'gpus=0 cuda=0\nnvidia0: No such device or address\nnvidia1: Operation not permitted' ] &&
+		[ "$(cat /tmp/node-job-"$B".env)" = $'gpus=1 cuda=0\nnvidia0: Operation not permitted\nnvidia1: No such device or address' ] &&
+		[ "$(cat /tmp/node-job-"$C".env)" = "$(cat /tmp/node-job-"$B".env)" ] || return 1
+	wait_until 30 gpus_of "$A" '[0]' && wait_until 30 gpus_of "$B" '[1]' && wait_until 30 gpus_of "$C" '[1]' ||
+		{ gpuoversubctl --json jobs; return 1; }
+}
+
+# B's detached process (setsid, a double fork) is no descendant of a
+# registered task: it is B's through B's cgroup, a second client of B's.
+a_process_that_left_its_task_is_its_jobs() {
+	wait_until 30 clients_of "$B" 2 || { tenant "$B"; cat /tmp/node-job-"$B".detached; return 1; }
+}
+
+# B's 48 MiB (its task's 40 and its detached process's 8) and C's 40 on
+# GPU 1's 64 MiB: each within a chunk of its weight's share, B's 3 shards
+# weighing more than C's one.
+weighted_shares() {
+	gpuoversubctl --json status | jq -e --argjson b "$B" --argjson c "$C" '.gpus[1] as $g
+		| [$g.tenants[] | select(.job == $b)][0] as $x | [$g.tenants[] | select(.job == $c)][0] as $y
+		| ($x.weight + $y.weight) as $w | $x.weight > $y.weight
+		and ([$x, $y] | all((.resident - $g.capacity * .weight / $w) | (if . < 0 then -. else . end) <= 2097152))' >/dev/null
+}
+two_jobs_on_one_gpu_get_their_weighted_shares() {
+	wait_until 90 weighted_shares || { gpuoversubctl status; return 1; }
+	gpuoversubctl --json status | jq -r --argjson b "$B" --argjson c "$C" '.gpus[1] as $g | $g.tenants[]
+		| select(.job == $b or .job == $c)
+		| "figure: job \(.job): weight \(.weight), \(.resident / 1048576) MiB of \($g.capacity / 1048576) on GPU 1, \(.host / 1048576) in host RAM"'
+}
+
+# Restarted, the daemon has the running jobs again, each with its Slurm
+# cgroup, which the module binds (the engine is the kernel's since
+# the_daemon_drives_the_module); B's two clients come back.
+a_restart_finds_the_jobs_and_binds_their_cgroups() {
+	local since j id
+	since=$(date '+%Y-%m-%d %H:%M:%S')
+	systemctl restart gpuoversubd || return 1
+	gpuoversubctl --json status | jq -e '.engine == "kernel"' >/dev/null || { gpuoversubctl status; return 1; }
+	for j in $A $B $C; do
+		wait_until 30 has_job "$j" || return 1
+		# (Debian's Slurm, built for multiple slurmd, names its scope gosvm_slurmstepd.scope)
+		id=$(stat -c %i /sys/fs/cgroup/system.slice/gosvm_slurmstepd.scope/job_"$j")
+		[ "$(job_field "$j" cgroup)" = "$id" ] || { echo "job $j: cgroup $(job_field "$j" cgroup), its directory's id $id"; return 1; }
+	done
+	wait_until 30 clients_of "$B" 2 || { tenant "$B"; return 1; }
+	! journalctl -u gpuoversubd --since "$since" -o cat --no-pager | grep "cannot bind"
+}
+
+the_jobs_end_intact_and_the_node_stays_up() {
+	local j rc=0
+	touch /tmp/release-"$A" /tmp/release-"$B" /tmp/release-"$C"
+	for j in $A $B $C; do
+		wait_until 90 state_is "$j" COMPLETED || { scontrol show job "$j"; cat /tmp/slurm-"$j".out; rc=1; }
+		[ "$(grep -c '^ok' /tmp/node-job-"$j".task)" = 3 ] || { echo "job $j:"; cat /tmp/node-job-"$j".task; rc=1; }
+		wait_until 30 has_file /var/log/gpuoversub/reports/job-"$j".json || { echo "no report of job $j"; rc=1; }
+	done
+	[ "$(grep -c '^ok' /tmp/node-job-"$B".detached)" = 3 ] || { cat /tmp/node-job-"$B".detached; rc=1; }
+	wait_until 30 node_idle || { sinfo; rc=1; }
+	return $rc
+}
+
 # apt purges the packages (last: the daemon is gone after it): prerm
 # stops the units (the daemon's and the record helper's socket), postrm takes its directories, its user and group, and
 # gives the loaded module's control node back to root; nothing of the
@@ -328,6 +423,14 @@ check "the sandbox and the daemon's user refuse a directory outside them, by nam
 check "the daemon, not root, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
 check "the record helper's socket answers the daemon's user, refuses others" the_record_helper_serves_the_daemon_user_only
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
+check "slurmd runs on cgroup v2 with proctrack/cgroup, task/cgroup and ConstrainDevices" the_node_runs_slurmd_on_cgroup_v2
+check "each job sees only its GPU's device, and the daemon maps the job's device 0 to it" \
+	each_job_sees_only_its_gpu_which_the_daemon_maps
+check "a process that left its task's tree (setsid, double fork) is its job's, by its cgroup" a_process_that_left_its_task_is_its_jobs
+check "two jobs on one GPU get their weighted shares" two_jobs_on_one_gpu_get_their_weighted_shares
+check "a restart under running jobs finds them again, and the module binds their cgroups" \
+	a_restart_finds_the_jobs_and_binds_their_cgroups
+check "the jobs end with their data intact, and the node stays up" the_jobs_end_intact_and_the_node_stays_up
 [ ! -e /opt/gos/from-packages ] ||
 	check "apt purges the packages: the daemon and the record socket stopped, nothing of them left, the user included" \
 		purge_stops_it_and_leaves_nothing

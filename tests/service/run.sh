@@ -46,11 +46,11 @@ kmod/scripts/build-module.sh "$BUILD" "$headers" >"$out/module.log" 2>&1 || { ca
 
 install -d "$root/opt/gos/fakecuda" "$root/var/lib/prometheus/node-exporter"
 if [ -n "${GOS_SERVICE_DEBS:-}" ]; then
-	# The daemon's and the agent's packages (the plugin's would bring a
-	# slurmd the guest has no use for; the module is built below).
-	debs=("$GOS_SERVICE_DEBS"/gpuoversub_*.deb "$GOS_SERVICE_DEBS"/libgpuoversub_*.deb)
-	[ -f "${debs[0]}" ] && [ -f "${debs[1]}" ] || { echo "no gpuoversub and libgpuoversub .debs in $GOS_SERVICE_DEBS" >&2; exit 2; }
-	echo "== installing $(basename "${debs[0]}") and $(basename "${debs[1]}") into $root with apt"
+	# The daemon's, the agent's and the plugin's packages (the module is
+	# built below).
+	debs=("$GOS_SERVICE_DEBS"/{gpuoversub,libgpuoversub,slurm-spank-gpuoversub}_*.deb)
+	for deb in "${debs[@]}"; do [ -f "$deb" ] || { echo "no $deb" >&2; exit 2; }; done
+	echo "== installing $(cd "$GOS_SERVICE_DEBS" && echo "${debs[@]##*/}") into $root with apt"
 	install -d "$root/tmp/debs" && cp "${debs[@]}" "$root/tmp/debs/"
 	cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 	chroot "$root" sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive \
@@ -59,9 +59,8 @@ if [ -n "${GOS_SERVICE_DEBS:-}" ]; then
 	rm -rf "$root/tmp/debs"
 	touch "$root/opt/gos/from-packages"	# guest.sh checks what the packages set up, and purges them
 	if [ -n "${GOS_SERVICE_NEXT_DEBS:-}" ]; then
-		next=("$GOS_SERVICE_NEXT_DEBS"/gpuoversub_*.deb "$GOS_SERVICE_NEXT_DEBS"/libgpuoversub_*.deb)
-		[ -f "${next[0]}" ] && [ -f "${next[1]}" ] ||
-			{ echo "no gpuoversub and libgpuoversub .debs in $GOS_SERVICE_NEXT_DEBS" >&2; exit 2; }
+		next=("$GOS_SERVICE_NEXT_DEBS"/{gpuoversub,libgpuoversub,slurm-spank-gpuoversub}_*.deb)
+		for deb in "${next[@]}"; do [ -f "$deb" ] || { echo "no $deb" >&2; exit 2; }; done
 		install -d "$root/opt/gos/next" && cp "${next[@]}" "$root/opt/gos/next/"	# guest.sh upgrades to them
 	fi
 else
@@ -69,9 +68,14 @@ else
 	make --no-print-directory install DESTDIR="$root" PREFIX=/usr >"$out/install.log" 2>&1 || { cat "$out/install.log"; exit 1; }
 	# The daemon's user, as a package's postinst makes it (sysusers.d).
 	systemd-sysusers --root="$root" gpuoversub.conf >/dev/null
+	# The plugin as the package's plugstack.conf.d snippet names it, but
+	# where make install put it, and its agent.
+	install -d "$root/etc/slurm/plugstack.conf.d"
+	sed 's|^optional spank_gpuoversub.so|required /usr/lib/slurm/spank_gpuoversub.so agent=/usr/lib/libgpuoversub.so|' \
+		packaging/gpuoversub.conf >"$root/etc/slurm/plugstack.conf.d/gpuoversub.conf"
 fi
 install -m 0755 "$BUILD/tests/tools/gos_testapp" "$BUILD/tests/tools/gos_register" "$BUILD/tests/tools/gos_record_request" \
-	$here/guest.sh "$root/opt/gos/"
+	$here/guest.sh $here/node-job.sh "$root/opt/gos/"
 # A record as the daemon sends the record helper (its golden segment).
 head -n 1 tests/unit/report/golden/admin-comment-v3.txt | sed 's/^.*gpuoversub=/gpuoversub=/' >"$root/opt/gos/record.txt"
 install -m 0644 tests/integration/wait.bash "$root/opt/gos/"
@@ -83,7 +87,7 @@ install -m 0644 "$BUILD/kmod-vm/module/kmod/gpuoversub.ko" "$root/opt/gos/"
 source tests/tools/guest_libraries.bash
 copy_libraries "$root" "$root/usr/sbin/gpuoversubd" "$root/usr/bin/gpuoversubctl" \
 	"$root/usr/libexec/gpuoversub/gpuoversub-slurm-facts" "$root/usr/lib/libgpuoversub.so" "$root/opt/gos/gos_testapp" "$root/opt/gos/gos_record_request" \
-	"$root/opt/gos/fakecuda/libcuda.so.1"
+	"$root/opt/gos/fakecuda/libcuda.so.1" "$(find "$root/usr/lib" -name spank_gpuoversub.so | head -n 1)"
 install -m 0644 $here/gos-guest.service "$root/etc/systemd/system/"
 ln -sf /etc/systemd/system/gos-guest.service "$root/etc/systemd/system/multi-user.target.wants/gos-guest.service"
 cat >"$root/etc/gpuoversub/gpuoversub.yaml" <<'YAML'
@@ -97,13 +101,17 @@ slurm_weights: {refresh: 2s}
 reconcile: {period: 1s, grace: 5s}
 simulated_gpus:
   - {memory: 64M, numa_node: 0, pci_bus_id: "0000:17:00.0"}
+  - {memory: 64M, numa_node: 0, pci_bus_id: "0000:18:00.0"}
 YAML
 grep -q '^gosuser:' "$root/etc/passwd" || chroot "$root" useradd -u 4242 -m gosuser
 # The textfile directory handed to the daemon's user, as gpuoversubd(8)
 # tells an admin.
 chroot "$root" chown gpuoversub:gpuoversub /var/lib/prometheus/node-exporter
-# A one-node Slurm, its controller started by the last check, munge by
-# systemd at boot.
+# A one-node Slurm as a GPU site runs it: slurmd under systemd on cgroup
+# v2, proctrack/cgroup and task/cgroup with ConstrainDevices, two GPUs as
+# device nodes with NVIDIA's numbers (made in the guest), each in 4
+# shards. munge starts at boot; slurmctld and slurmd are started by the
+# checks.
 echo gosvm >"$root/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 gosvm\n' >"$root/etc/hosts"
 cat >"$root/etc/slurm/slurm.conf" <<'CONF'
@@ -112,14 +120,29 @@ SlurmctldHost=gosvm
 SlurmUser=slurm
 AuthType=auth/munge
 StateSaveLocation=/var/lib/slurm/slurmctld
-ProctrackType=proctrack/linuxproc
-NodeName=gosvm CPUs=2 State=UNKNOWN
-PartitionName=gpu Nodes=gosvm Default=YES
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup,task/affinity
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+GresTypes=gpu,shard
+KillWait=2
+NodeName=gosvm CPUs=2 Gres=gpu:2,shard:8 State=UNKNOWN
+PartitionName=gpu Nodes=gosvm Default=YES OverSubscribe=FORCE:4
 CONF
-rm -f "$root/etc/systemd/system/multi-user.target.wants/slurmctld.service"
+cat >"$root/etc/slurm/cgroup.conf" <<'CONF'
+CgroupPlugin=cgroup/v2
+ConstrainDevices=yes
+CONF
+cat >"$root/etc/slurm/gres.conf" <<'CONF'
+Name=gpu File=/dev/nvidia0
+Name=gpu File=/dev/nvidia1
+Name=shard Count=4 File=/dev/nvidia0
+Name=shard Count=4 File=/dev/nvidia1
+CONF
+rm -f "$root/etc/systemd/system/multi-user.target.wants/"{slurmctld,slurmd}.service
 # What the guest has no use for, and would only fail there. (A getty on
 # the console would hang up the checks' terminal.)
-for unit in slurmd serial-getty@ttyS0 getty@tty1; do ln -sf /dev/null "$root/etc/systemd/system/$unit.service"; done
+for unit in serial-getty@ttyS0 getty@tty1; do ln -sf /dev/null "$root/etc/systemd/system/$unit.service"; done
 
 echo "== packing the root"
 (cd "$root" && find . -xdev \( -path ./usr/share/doc -o -path ./usr/share/man -o -path ./usr/share/locale \
