@@ -31,6 +31,8 @@ tasks_of() {
 	"$CTL" --socket "$D/s.sock" --json jobs |
 		/usr/bin/python3 -c 'import json,sys; print(next(j["tasks"] for j in json.load(sys.stdin) if j["job"] == int(sys.argv[1])))' "$1"
 }
+# Whether job $1 has $2 registered tasks (asked anew each time wait_until tries).
+has_tasks() { [ "$(tasks_of "$1")" = "$2" ]; }
 
 # A cgroup v2 directory of the test's own, removed in teardown.
 cgroup_dir() {
@@ -58,7 +60,7 @@ hello_as_task_of() {
 	# The registration includes a synced save to the state directory, which a
 	# busy disk can hold for long (30 s was too little beside a build);
 	# gos_register itself waits 120 s for it.
-	wait_until 120 test "$(tasks_of 101)" = 1 || {
+	wait_until 120 has_tasks 101 1 || {
 		"$CTL" --socket "$D/s.sock" --json jobs
 		ps -o pid,user,lstart,cmd -p "$victim"
 		cat "$D/log"
@@ -118,7 +120,7 @@ hello_as_task_of() {
 	sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" "$3" exec 106 setpriv --reuid=gos-nb1 --regid=gos-nb1 --clear-groups sleep 600' \
 		sh "$CG/gos-slurm-$$/sEKNKTV3WPV500" "$REG" "$D/s.sock" &
 	task=$!
-	wait_until 120 test "$(tasks_of 106)" = 1 || { cat "$D/log"; kill "$task"; false; }
+	wait_until 120 has_tasks 106 1 || { cat "$D/log"; kill "$task"; false; }
 	run hello_in sEKNKTV3WPV500	# not the task's descendant: its cgroup's
 	echo "$output"
 	[[ "$output" == *"hello 0 "* ]] && [[ "$output" == *"stats 0 "* ]] || { kill "$task"; false; }
