@@ -291,53 +291,79 @@ BOOST_AUTO_TEST_CASE(process_identity_from_proc)
 	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
+// A node for slurm_job_cgroup under a temporary directory: a cgroup v2
+// mount (cg) and a /proc (root) whose processes it makes; removed at the
+// end.
+struct FakeNode {
+	std::string root, cg;
+	int last_pid = 40;
+	FakeNode()
+	{
+		char dir[] = "/tmp/gos-cg-XXXXXX";
+		BOOST_REQUIRE(::mkdtemp(dir));
+		root = dir;
+		cg = root + "/cg";
+	}
+	~FakeNode() { BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0); }
+	// A process whose /proc/PID/cgroup says `cgroups`.
+	int process(const std::string &cgroups)
+	{
+		::mkdir((root + "/" + std::to_string(++last_pid)).c_str(), 0755);
+		std::ofstream(root + "/" + std::to_string(last_pid) + "/cgroup") << cgroups;
+		return last_pid;
+	}
+	// A process in the v2 cgroup PATH, made (root's).
+	int in(const std::string &path)
+	{
+		BOOST_REQUIRE(std::system(("mkdir -p " + cg + path).c_str()) == 0);
+		return process("0::" + path + "\n");
+	}
+	std::optional<gpud::JobCgroup> job_cgroup(int pid, const gpud::SlurmCgroups &where) const
+	{
+		return gpud::slurm_job_cgroup(pid, where, root.c_str());
+	}
+};
+
 // Only Slurm's own job cgroup, root's, on the v2 line, under the configured
 // root, ties a process to a job: never a job_N a user made elsewhere.
 BOOST_AUTO_TEST_CASE(slurm_cgroup_rules)
 {
-	char dir[] = "/tmp/gos-cg-XXXXXX";
-	BOOST_REQUIRE(::mkdtemp(dir));
-	std::string root = dir, cg = root + "/cg";
+	FakeNode node;
+	const std::string &cg = node.cg;
 	gpud::SlurmCgroups where{cg, "/system.slice/slurmstepd.scope"};
 	BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0 " +
 				   cg + "/user.slice/user-1000.slice/user@1000.service/job_77 " + cg +
 				   "/system.slice/slurmstepd.scope/job_88").c_str()) == 0);
 	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope/job_88").c_str(), 1000, 1000) == 0);
-	auto proc = [&](int pid, const std::string &cgroup) {
-		::mkdir((root + "/" + std::to_string(pid)).c_str(), 0755);
-		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << cgroup;
-		return pid;
-	};
-	int task = proc(42, "12:memory:/slurm/uid_0/job_9/step_0\n0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n");
-	int job_dir = proc(44, "0::/system.slice/slurmstepd.scope/job_1234\n");
-	int delegated = proc(45, "0::/user.slice/user-1000.slice/user@1000.service/job_77\n");
-	int v1_only = proc(46, "4:memory:/slurm/uid_0/job_1234/step_0\n0::/\n");
-	int users_job = proc(47, "0::/system.slice/slurmstepd.scope/job_88/step_0\n");
-	int nested = proc(48, "0::/system.slice/slurmstepd.scope/x/job_1234\n");
-	int not_a_job = proc(49, "0::/system.slice/slurmstepd.scope/job_12x\n");
-	int no_dir = proc(50, "0::/system.slice/slurmstepd.scope/job_5/step_0\n");
+	int task = node.process("12:memory:/slurm/uid_0/job_9/step_0\n0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n");
+	int job_dir = node.process("0::/system.slice/slurmstepd.scope/job_1234\n");
+	int delegated = node.process("0::/user.slice/user-1000.slice/user@1000.service/job_77\n");
+	int v1_only = node.process("4:memory:/slurm/uid_0/job_1234/step_0\n0::/\n");
+	int users_job = node.process("0::/system.slice/slurmstepd.scope/job_88/step_0\n");
+	int nested = node.process("0::/system.slice/slurmstepd.scope/x/job_1234\n");
+	int not_a_job = node.process("0::/system.slice/slurmstepd.scope/job_12x\n");
+	int no_dir = node.process("0::/system.slice/slurmstepd.scope/job_5/step_0\n");
 	struct stat st{};
 	BOOST_REQUIRE(::stat((cg + "/system.slice/slurmstepd.scope/job_1234").c_str(), &st) == 0);
-	auto found = gpud::slurm_job_cgroup(task, where, root.c_str());
+	auto found = node.job_cgroup(task, where);
 	BOOST_REQUIRE(found);
 	BOOST_TEST(found->job == 1234u);
 	BOOST_TEST(found->id == st.st_ino);	// the kernel binding's id: the job directory's inode
-	BOOST_TEST(gpud::slurm_job_cgroup(job_dir, where, root.c_str())->job == 1234u);
-	BOOST_TEST(!gpud::slurm_job_cgroup(delegated, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(v1_only, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(users_job, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(nested, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(not_a_job, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(no_dir, where, root.c_str()));
-	BOOST_TEST(!gpud::slurm_job_cgroup(4242, where, root.c_str()));	// no such process
+	BOOST_TEST(node.job_cgroup(job_dir, where)->job == 1234u);
+	BOOST_TEST(!node.job_cgroup(delegated, where));
+	BOOST_TEST(!node.job_cgroup(v1_only, where));
+	BOOST_TEST(!node.job_cgroup(users_job, where));
+	BOOST_TEST(!node.job_cgroup(nested, where));
+	BOOST_TEST(!node.job_cgroup(not_a_job, where));
+	BOOST_TEST(!node.job_cgroup(no_dir, where));
+	BOOST_TEST(!node.job_cgroup(4242, where));	// no such process
 	// A Slurm root a user owns makes no job of its children.
 	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope").c_str(), 1000, 1000) == 0);
-	BOOST_TEST(!gpud::slurm_job_cgroup(task, where, root.c_str()));
+	BOOST_TEST(!node.job_cgroup(task, where));
 	// Trailing slashes in the setting are the same root.
 	BOOST_REQUIRE(::chown((cg + "/system.slice/slurmstepd.scope").c_str(), 0, 0) == 0);
 	where.root += "/";
-	BOOST_TEST(gpud::slurm_job_cgroup(task, where, root.c_str())->job == 1234u);
-	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+	BOOST_TEST(node.job_cgroup(task, where)->job == 1234u);
 }
 
 // Slurm 26.05 names a job's cgroup by its SLUID (cgroup.conf's
@@ -346,29 +372,22 @@ BOOST_AUTO_TEST_CASE(slurm_cgroup_rules)
 // was seen in it. Only Slurm's exact form is one.
 BOOST_AUTO_TEST_CASE(slurm_cgroup_sluid_names)
 {
-	char dir[] = "/tmp/gos-cg-XXXXXX";
-	BOOST_REQUIRE(::mkdtemp(dir));
-	std::string root = dir, cg = root + "/cg", scope = "/system.slice/slurmstepd.scope";
-	gpud::SlurmCgroups where{cg, scope};
-	int pid = 40;
-	auto proc = [&](const std::string &job_dir) {
-		BOOST_REQUIRE(std::system(("mkdir -p " + cg + scope + "/" + job_dir + "/step_0/user/task_0").c_str()) == 0);
-		::mkdir((root + "/" + std::to_string(++pid)).c_str(), 0755);
-		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << "0::" << scope << "/" << job_dir << "/step_0/user/task_0\n";
-		return pid;
-	};
+	FakeNode node;
+	const std::string scope = "/system.slice/slurmstepd.scope";
+	gpud::SlurmCgroups where{node.cg, scope};
+	auto task_of = [&](const std::string &job_dir) { return node.in(scope + "/" + job_dir + "/step_0/user/task_0"); };
 	// The tree of cgroup.conf(5) of 26.05: .../slurmstepd.scope/sEKNKTV3WPV500/step_0/...
-	int task = proc("sEKNKTV3WPV500");
+	int task = task_of("sEKNKTV3WPV500");
 	struct stat st{};
-	BOOST_REQUIRE(::stat((cg + scope + "/sEKNKTV3WPV500").c_str(), &st) == 0);
-	auto found = gpud::slurm_job_cgroup(task, where, root.c_str());
+	BOOST_REQUIRE(::stat((node.cg + scope + "/sEKNKTV3WPV500").c_str(), &st) == 0);
+	auto found = node.job_cgroup(task, where);
 	BOOST_REQUIRE(found);
 	BOOST_TEST(found->job == 0u);
 	BOOST_TEST(found->id == st.st_ino);
-	BOOST_TEST(gpud::slurm_job_cgroup(proc("sFZZZZZZZZZZZZ"), where, root.c_str()).has_value());	// 2^64 - 1
+	BOOST_TEST(node.job_cgroup(task_of("sFZZZZZZZZZZZZ"), where).has_value());	// 2^64 - 1
 	for (const char *not_one : {"sEKNKTV3WPV50", "sEKNKTV3WPV5000", "SEKNKTV3WPV500", "sekNKTV3WPV500",
 				    "sEKNKTV3WPV5I0", "sGKNKTV3WPV500", "job_0", "job_", "tEKNKTV3WPV500"})
-		BOOST_TEST(!gpud::slurm_job_cgroup(proc(not_one), where, root.c_str()).has_value(), not_one);
+		BOOST_TEST(!node.job_cgroup(task_of(not_one), where).has_value(), not_one);
 	// The reconciler's signs: a job's cgroup holds a process by its name or by its id.
 	gpud::CgroupsInUse in_use{{1234}, {found->id}};
 	gpud::Job named, sluid, other;
@@ -379,7 +398,6 @@ BOOST_AUTO_TEST_CASE(slurm_cgroup_sluid_names)
 	BOOST_TEST(in_use.hold(named));
 	BOOST_TEST(in_use.hold(sluid));
 	BOOST_TEST(!in_use.hold(other));
-	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
 // Debian's Slurm is built with --enable-multiple-slurmd, and always names
@@ -387,33 +405,25 @@ BOOST_AUTO_TEST_CASE(slurm_cgroup_sluid_names)
 // nothing else beside it does, and a root set otherwise means itself.
 BOOST_AUTO_TEST_CASE(slurm_cgroup_multiple_slurmd_scope)
 {
-	char dir[] = "/tmp/gos-cg-XXXXXX";
-	BOOST_REQUIRE(::mkdtemp(dir));
-	std::string root = dir, cg = root + "/cg";
-	gpud::SlurmCgroups where{cg, "/system.slice/slurmstepd.scope"};
-	int pid = 60;
-	auto proc = [&](const std::string &scope) {
-		BOOST_REQUIRE(std::system(("mkdir -p " + cg + "/system.slice/" + scope + "/job_7/step_0/user/task_0").c_str()) == 0);
-		::mkdir((root + "/" + std::to_string(++pid)).c_str(), 0755);
-		std::ofstream(root + "/" + std::to_string(pid) + "/cgroup") << "0::/system.slice/" << scope << "/job_7/step_0/user/task_0\n";
-		return pid;
-	};
-	int node = proc("gosvm_slurmstepd.scope");
-	auto found = gpud::slurm_job_cgroup(node, where, root.c_str());
+	FakeNode node;
+	gpud::SlurmCgroups where{node.cg, "/system.slice/slurmstepd.scope"};
+	auto task_in = [&](const std::string &scope) { return node.in("/system.slice/" + scope + "/job_7/step_0/user/task_0"); };
+	int task = task_in("gosvm_slurmstepd.scope");
+	auto found = node.job_cgroup(task, where);
 	BOOST_REQUIRE(found);
 	BOOST_TEST(found->job == 7u);
 	for (const char *not_one : {"_slurmstepd.scope", "gosvmslurmstepd.scope", "gosvm_slurmstepd.scope.d", "gosvm_slurmd.scope"})
-		BOOST_TEST(!gpud::slurm_job_cgroup(proc(not_one), where, root.c_str()).has_value(), not_one);
+		BOOST_TEST(!node.job_cgroup(task_in(not_one), where).has_value(), not_one);
 	// The scope is Slurm's only if root owns it.
-	BOOST_REQUIRE(::chown((cg + "/system.slice/gosvm_slurmstepd.scope").c_str(), 1000, 1000) == 0);
-	BOOST_TEST(!gpud::slurm_job_cgroup(node, where, root.c_str()).has_value());
-	BOOST_REQUIRE(::chown((cg + "/system.slice/gosvm_slurmstepd.scope").c_str(), 0, 0) == 0);
+	const std::string scope_dir = node.cg + "/system.slice/gosvm_slurmstepd.scope";
+	BOOST_REQUIRE(::chown(scope_dir.c_str(), 1000, 1000) == 0);
+	BOOST_TEST(!node.job_cgroup(task, where).has_value());
+	BOOST_REQUIRE(::chown(scope_dir.c_str(), 0, 0) == 0);
 	// A root the admin named is that one alone.
 	where.root = "/system.slice/gosvm_slurmstepd.scope";
-	BOOST_TEST(gpud::slurm_job_cgroup(node, where, root.c_str())->job == 7u);
+	BOOST_TEST(node.job_cgroup(task, where)->job == 7u);
 	where.root = "/system.slice/other_slurmstepd.scope";
-	BOOST_TEST(!gpud::slurm_job_cgroup(node, where, root.c_str()).has_value());
-	BOOST_TEST(std::system(("rm -rf " + root).c_str()) == 0);
+	BOOST_TEST(!node.job_cgroup(task, where).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(job_records_round_trip_and_policy)
