@@ -17,7 +17,7 @@ setup() {
 	neighbours_up
 	# The neighbour's copy: a checkout under a 0700 home or /root is not theirs to read.
 	AGENT=$(for_neighbours "$BATS_TEST_DIRNAME/gos_agent.py" include/gpuoversub/abi.h)
-	D=$(mktemp -d)
+	measured_dir
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:allocator_release_to_os_interval_ms=100
 	HELD=()
 	AGENTS=()
@@ -69,11 +69,11 @@ capacity() {
 # daemon starts at about 39 MiB, not 5 (shadow memory, its allocator), so
 # there its growth is bounded alike: at most 59 MiB above its start.
 within_bounds() {
-	[ "$P99" -le 1000 ]
+	p99_within 1001
 	if sanitized; then
-		[ "$PEAK" -le $((RSS0 + 60416)) ]
+		peak_within $((RSS0 + 60417))
 	else
-		[ "$PEAK" -le 65536 ]
+		peak_within 65537
 	fi
 }
 
