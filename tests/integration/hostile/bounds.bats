@@ -106,7 +106,8 @@ within_bounds() {
 	held=$(awk '/^held/ {print $2 * 256 * 1048576}' "$D/agent.8.0")
 	most=$((4 * $(capacity)))	# the default ceiling, 4
 	echo "held $held of at most $most bytes"
-	[ "$held" -le "$most" ] && [ "$held" -gt $((most - (256 << 20))) ]
+	[ "$held" -le "$most" ]
+	[ "$held" -gt $((most - (256 << 20))) ]
 	grep -q "^big 39 -122 the job's GPU memory limit would be exceeded" "$D/agent.8.0"
 	# On the GPU and in host RAM, no more than that.
 	run "$CTL" --socket "$D/s.sock" --json jobs
@@ -374,7 +375,8 @@ unresponsive_after: 1"
 	expired=$(tenant_field 21 expired_orders)
 	forfeited=$(tenant_field 21 bytes_forfeited)
 	echo "victim at its share $(((t1 - t0) / 1000000)) ms after its allocation; attacker: $expired orders expired, $forfeited bytes forfeited, $(tenant_field 21 resident) resident; victim $(tenant_field 22 resident) resident"
-	[ "$expired" -ge 1 ] && [ "$forfeited" -ge $((share / 2)) ]
+	[ "$expired" -ge 1 ]
+	[ "$forfeited" -ge $((share / 2)) ]
 	[ "$(tenant_field 21 stalled_clients)" -eq 1 ]
 	wait_until 10 grep -q "job 21: 1 of its processes let an order on GPU 0 expire unanswered" "$D/log"	# the next usage period
 	# unresponsive_after: 1 is met: the job's next allocation is refused.

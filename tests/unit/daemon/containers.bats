@@ -54,7 +54,8 @@ assert len(s['containerEdits']['mounts']) == 2, s['containerEdits']['mounts']"
 @test "cdi --output replaces the file whole, readable by all, with no temporary left" {
 	mkdir "$T/cdi" && echo old >"$T/cdi/gpuoversub.json" && chmod 0600 "$T/cdi/gpuoversub.json"
 	run "$CTL" cdi -c "$T/policy.yaml" --agent "$T/lib/libgpuoversub.so" --output "$T/cdi/gpuoversub.json"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	check "$T/cdi/gpuoversub.json" "assert s['kind'] == 'gpuoversub.org/agent'"
 	[ "$(stat -c %a "$T/cdi/gpuoversub.json")" = 644 ]
 	[ "$(ls -A "$T/cdi")" = gpuoversub.json ]
@@ -62,29 +63,38 @@ assert len(s['containerEdits']['mounts']) == 2, s['containerEdits']['mounts']"
 
 @test "cdi: each bad option, file or path is named, with status 2 for usage and 1 for the rest" {
 	run "$CTL" cdi --frobnicate
-	[ "$status" -eq 2 ] && [[ ${lines[0]} == "gpuoversubctl cdi: unknown option '--frobnicate'" ]]
+	[ "$status" -eq 2 ]
+	[[ ${lines[0]} == "gpuoversubctl cdi: unknown option '--frobnicate'" ]]
 	[[ ${lines[1]} == "usage: gpuoversubctl cdi "* ]]
 	run "$CTL" cdi -c "$T/policy.yaml" --output
-	[ "$status" -eq 2 ] && [ "${lines[0]}" = "gpuoversubctl cdi: --output needs a value" ]
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "gpuoversubctl cdi: --output needs a value" ]
 	run "$CTL" cdi -c "$T/policy.yaml" --output ""
-	[ "$status" -eq 2 ] && [ "${lines[0]}" = "gpuoversubctl cdi: --output needs a file name" ]
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "gpuoversubctl cdi: --output needs a file name" ]
 	run "$CTL" cdi -c "$T/policy.yaml" extra
-	[ "$status" -eq 2 ] && [ "${lines[0]}" = "gpuoversubctl cdi: unexpected argument 'extra'" ]
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "gpuoversubctl cdi: unexpected argument 'extra'" ]
 	run "$CTL" cdi -c "$T/policy.yaml" --agent lib/libgpuoversub.so
-	[ "$status" -eq 2 ] && [ "${lines[0]}" = "gpuoversubctl cdi: --agent needs an absolute path, not 'lib/libgpuoversub.so'" ]
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "gpuoversubctl cdi: --agent needs an absolute path, not 'lib/libgpuoversub.so'" ]
 	run "$CTL" cdi -c "$T/policy.yaml" --agent "$T/none.so"
 	[ "$status" -eq 1 ]
 	[ "$output" = "gpuoversubctl cdi: the agent $T/none.so is not there (install libgpuoversub, or give its path with --agent)" ]
 	run "$CTL" cdi -c "$T/missing.yaml" --agent "$T/lib/libgpuoversub.so"
-	[ "$status" -eq 1 ] && [[ $output == "gpuoversubctl cdi: $T/missing.yaml: "*"No such file or directory"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == "gpuoversubctl cdi: $T/missing.yaml: "*"No such file or directory"* ]]
 	echo 'socket: relative.sock' >"$T/bad.yaml"
 	run "$CTL" cdi -c "$T/bad.yaml" --agent "$T/lib/libgpuoversub.so"
-	[ "$status" -eq 1 ] && [[ $output == "gpuoversubctl cdi: $T/bad.yaml:"*"'socket' must be an absolute path"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == "gpuoversubctl cdi: $T/bad.yaml:"*"'socket' must be an absolute path"* ]]
 	echo 'socket: /d.sock' >"$T/root.yaml"
 	run "$CTL" cdi -c "$T/root.yaml" --agent "$T/lib/libgpuoversub.so"
-	[ "$status" -eq 1 ] && [[ $output == *"the socket /d.sock is in /, which no container can have bound in"* ]]
+	[ "$status" -eq 1 ]
+	[[ $output == *"the socket /d.sock is in /, which no container can have bound in"* ]]
 	run "$CTL" cdi -c "$T/policy.yaml" --agent "$T/lib/libgpuoversub.so" -o "$T/no/such/dir/spec.json"
-	[ "$status" -eq 1 ] && [[ $output == "gpuoversubctl cdi: cannot open the directory $T/no/such/dir: No such file or directory" ]]
+	[ "$status" -eq 1 ]
+	[[ $output == "gpuoversubctl cdi: cannot open the directory $T/no/such/dir: No such file or directory" ]]
 	[ ! -e "$T/no" ]
 }
 
@@ -126,7 +136,8 @@ GPUOVERSUB_UNMANAGED=its C library is glibc 2.17, and the agent needs glibc 2.28
 	rm -r "$T/root" && mkdir -p "$T/root/lib" && : >"$T/root/lib/ld-musl-x86_64.so.1"
 	: >"$T/environ"
 	run hook	# under pyxis: the task's preload is replaced by the image's, none
-	[ "$status" -eq 0 ] && [[ $output == *": its C library is musl, and the agent needs glibc 2.28 or newer" ]]
+	[ "$status" -eq 0 ]
+	[[ $output == *": its C library is musl, and the agent needs glibc 2.28 or newer" ]]
 	grep -qx 'LD_PRELOAD=' "$T/environ"
 }
 
@@ -137,18 +148,21 @@ GPUOVERSUB_UNMANAGED=its C library is glibc 2.17, and the agent needs glibc 2.28
 	echo 'LD_PRELOAD=/opt/image/libtcmalloc.so' >"$T/environ"
 	preloadable
 	run hook LD_PRELOAD="$T/lib/libother.so:$T/lib/libgpuoversub.so:$T/lib/libgpuoversub_mpi.so"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	[ "$(tail -n 2 "$T/environ")" = "LD_PRELOAD=$T/lib/libgpuoversub.so:$T/lib/libgpuoversub_mpi.so:/opt/image/libtcmalloc.so
 GPUOVERSUB_SOCKET=/run/gpuoversub/gpuoversubd.sock" ]
 	# pyxis: no LD_PRELOAD reaches enroot; an image that sets one gets the agent ...
 	echo 'LD_PRELOAD=/opt/image/libtcmalloc.so' >"$T/environ"
 	run hook
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	grep -qx 'LD_PRELOAD=/usr/lib/libgpuoversub.so:/opt/image/libtcmalloc.so' "$T/environ"
 	# ... and one that sets none leaves the task its own.
 	: >"$T/environ"
 	run hook
-	[ "$status" -eq 0 ] && [ "$(cat "$T/environ")" = "GPUOVERSUB_SOCKET=/run/gpuoversub/gpuoversubd.sock" ]
+	[ "$status" -eq 0 ]
+	[ "$(cat "$T/environ")" = "GPUOVERSUB_SOCKET=/run/gpuoversub/gpuoversubd.sock" ]
 	[ ! -s "$T/mounts" ]
 }
 
@@ -156,7 +170,8 @@ GPUOVERSUB_SOCKET=/run/gpuoversub/gpuoversubd.sock" ]
 	glibc_image 2.17 /lib64/libc.so.6
 	echo 'LD_PRELOAD=/opt/image/libtcmalloc.so' >"$T/environ"
 	run hook GPUOVERSUB_SOCKET=
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	[ "$(cat "$T/environ")" = "LD_PRELOAD=/opt/image/libtcmalloc.so" ]
 }
 
