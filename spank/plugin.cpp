@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +56,8 @@ struct State {
 	bool step_registered = false;
 	std::string refusal;		// on_daemon_down=fail: why each task fails
 	bool off = false;		// init could not do its part: the hooks do nothing
+	std::vector<gos::status::GpuStatus> node_gpus;	// the daemon's, from its STATUS at remote_post_opt
+	bool named_refused = false;	// said once: CUDA_VISIBLE_DEVICES names a GPU the daemon lacks
 };
 
 State state;
@@ -179,19 +182,52 @@ NodeShards gres_conf_shards(spank_t sp)
 	return node_shards(in, node_name(sp));
 }
 
+// The node indexes of the MIG instances CUDA_VISIBLE_DEVICES names, from
+// the daemon's STATUS; nothing, said once, where the daemon does not
+// manage one of them.
+std::optional<std::vector<std::uint32_t>> gpus_named(spank_t sp, const std::string &visible)
+{
+	auto gpus = gpus_by_uuid(visible, state.node_gpus);
+	if (!gpus && !state.named_refused) {
+		state.named_refused = true;
+		auto [job, step] = job_and_step(sp);
+		slurm_error("[gpuoversub] job %u step %u: not registered: CUDA_VISIBLE_DEVICES=%s names a GPU that "
+			    "gpuoversubd does not manage (gpuoversubctl status lists them by UUID)",
+			    job, step, visible.c_str());
+	}
+	return gpus;
+}
+
+// Whether a GPU of the node is a MIG instance: Slurm's GPU indexes then
+// count instances in Slurm's order, which the UUIDs need not follow.
+bool node_has_mig()
+{
+	return std::any_of(state.node_gpus.begin(), state.node_gpus.end(),
+			   [](const gos::status::GpuStatus &g) { return !g.mig_parent.empty(); });
+}
+
 // Registers the step once its GPUs are known. Idempotent in the daemon.
-void register_step(spank_t sp)
+// last: the task's own hook, after which the step's environment is whole.
+void register_step(spank_t sp, bool last)
 {
 	if (state.step_registered)
 		return;
-	std::string list = env_of(sp, "SLURM_STEP_GPUS");
-	if (list.empty())
-		list = env_of(sp, "SLURM_JOB_GPUS");
-	if (list.empty())
-		list = env_of(sp, "CUDA_VISIBLE_DEVICES");
-	auto gpus = parse_gpu_list(list);
-	if (!gpus)
-		return;	// not known yet, or no GPUs
+	std::string list = env_of(sp, "CUDA_VISIBLE_DEVICES");
+	std::optional<std::vector<std::uint32_t>> gpus;
+	if (names_mig(list)) {
+		if (!(gpus = gpus_named(sp, list)))
+			return;
+	} else if (node_has_mig() && !last) {
+		return;	// the UUIDs may come with the task's environment
+	} else {
+		list = env_of(sp, "SLURM_STEP_GPUS");
+		if (list.empty())
+			list = env_of(sp, "SLURM_JOB_GPUS");
+		if (list.empty())
+			list = env_of(sp, "CUDA_VISIBLE_DEVICES");
+		if (!(gpus = parse_gpu_list(list)))
+			return;	// not known yet, or no GPUs
+	}
 	gos_req_step req{};
 	auto [job, step] = job_and_step(sp);
 	uid_t uid = 0;
@@ -248,7 +284,13 @@ int remote_post_opt(spank_t sp)
 		return 0;
 	}
 	state.managed = true;
-	register_step(sp);
+	try {
+		state.node_gpus = nlohmann::json::parse(o.body.begin(), o.body.end()).get<gos::status::Status>().gpus;
+	} catch (const nlohmann::json::exception &e) {
+		slurm_error("[gpuoversub] gpuoversubd's status is not one this plugin reads (%s); GPUs named by UUID "
+			    "are not found", e.what());
+	}
+	register_step(sp, false);
 	return 0;
 }
 
@@ -282,7 +324,7 @@ int remote_task_privileged(spank_t sp)
 {
 	if (!state.managed)
 		return 0;
-	register_step(sp);
+	register_step(sp, true);
 	auto [job, step] = job_and_step(sp);
 	gos_req_task t{job, step, static_cast<std::uint32_t>(getpid())};
 	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.task_register(t); });

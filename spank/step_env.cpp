@@ -37,6 +37,68 @@ std::optional<std::vector<std::uint32_t>> parse_gpu_list(std::string_view text)
 	return out;
 }
 
+bool names_mig(std::string_view visible)
+{
+	return visible.starts_with("MIG-") || visible.find(",MIG-") != std::string_view::npos;
+}
+
+namespace {
+
+// The GPU one entry of CUDA_VISIBLE_DEVICES names, or none.
+std::optional<std::uint32_t> gpu_named(std::string_view name, const std::vector<status::GpuStatus> &gpus)
+{
+	if (name.size() <= 4)
+		return std::nullopt;	// "", or a bare "MIG-": never a GPU without a UUID
+	// The form before R470: the parent's UUID, the GPU and compute instance ids.
+	if (name.starts_with("MIG-GPU-")) {
+		std::string_view rest = name.substr(4);
+		std::size_t slash = rest.find('/');
+		std::uint32_t gi = 0;
+		if (slash == std::string_view::npos)
+			return std::nullopt;
+		std::string_view ids = rest.substr(slash + 1);
+		auto [end, ec] = std::from_chars(ids.data(), ids.data() + ids.size(), gi);
+		if (ec != std::errc() || end == ids.data() || (end != ids.data() + ids.size() && *end != '/'))
+			return std::nullopt;
+		for (const auto &g : gpus)
+			if (g.mig_parent == rest.substr(0, slash) && g.gpu_instance == gi)
+				return g.gpu;
+		return std::nullopt;
+	}
+	std::optional<std::uint32_t> found;
+	for (const auto &g : gpus) {
+		if (g.uuid == name)
+			return g.gpu;
+		if (name.starts_with("GPU-") && g.uuid.starts_with(name)) {
+			if (found)
+				return std::nullopt;	// ambiguous
+			found = g.gpu;
+		}
+	}
+	return found;
+}
+
+} // namespace
+
+std::optional<std::vector<std::uint32_t>> gpus_by_uuid(std::string_view visible,
+							const std::vector<status::GpuStatus> &gpus)
+{
+	std::vector<std::uint32_t> out;
+	std::size_t pos = 0;
+	while (pos <= visible.size()) {
+		std::size_t comma = visible.find(',', pos);
+		std::string_view name = visible.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+		auto g = gpu_named(name, gpus);
+		if (!g)
+			return std::nullopt;
+		out.push_back(*g);
+		if (comma == std::string_view::npos)
+			break;
+		pos = comma + 1;
+	}
+	return out;
+}
+
 std::string preload_with(std::string_view existing, const std::vector<std::string> &libs)
 {
 	std::vector<std::string> parts(libs.begin(), libs.end());

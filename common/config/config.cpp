@@ -72,6 +72,7 @@ private:
 		   const std::function<T(const Node *, const std::string &)> &one) const;
 	Request request(const Node *n, const std::string &key) const;
 	void gpus(const Node *n, Config &cfg) const;
+	std::string gpu_uuid(const Node *v) const;
 	void slurm_weights(const Node *n, SlurmWeights &out) const;
 	void jobwide(const Node *n, Config &cfg) const;
 
@@ -212,6 +213,17 @@ Request Loader::request(const Node *n, const std::string &key) const
 	return *r;
 }
 
+// A GPU's name as NVML and CUDA_VISIBLE_DEVICES write it: GPU-… or MIG-…
+// and a UUID's hex digits and dashes.
+std::string Loader::gpu_uuid(const Node *v) const
+{
+	std::string id = scalar(v, "uuid");
+	bool named = (id.rfind("GPU-", 0) == 0 || id.rfind("MIG-", 0) == 0) && id.size() > 4 && id.size() < 96;
+	if (!named || id.find_first_not_of("0123456789abcdefABCDEF-", 4) != std::string::npos)
+		fail(v, "'uuid' must be a GPU's UUID as NVML names it: GPU- or MIG- and hex digits and dashes");
+	return id;
+}
+
 void Loader::gpus(const Node *n, Config &cfg) const
 {
 	if (n->type != YAML_SEQUENCE_NODE)
@@ -228,8 +240,11 @@ void Loader::gpus(const Node *n, Config &cfg) const
 				g.pci_bus_id = scalar(v, "pci_bus_id");
 			else if (key == "nvml")
 				g.nvml = boolean(v, "nvml");
+			else if (key == "uuid")
+				g.uuid = gpu_uuid(v);
 			else
-				fail(v, "unknown key '" + key + "' in a simulated GPU; use memory, numa_node, pci_bus_id or nvml");
+				fail(v, "unknown key '" + key +
+						"' in a simulated GPU; use memory, numa_node, pci_bus_id, uuid or nvml");
 		});
 		if (!g.memory)
 			fail(item, "a simulated GPU needs 'memory'");

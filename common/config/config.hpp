@@ -33,6 +33,7 @@ struct SimulatedGpu {
 	int numa_node = -1;
 	std::string pci_bus_id;
 	bool nvml = false;	// per-process usage from NVML at pci_bus_id (the fake driver's, in tests)
+	std::string uuid;	// its name, as a MIG instance's or a whole GPU's; none by default
 	bool operator==(const SimulatedGpu &) const = default;
 };
 

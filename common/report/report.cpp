@@ -7,6 +7,8 @@ namespace gos::report {
 void to_json(nlohmann::json &j, const GpuPart &g)
 {
 	j = {{"gpu", g.gpu}, {"pci_bus_id", g.pci_bus_id}};
+	if (!g.uuid.empty())
+		j["uuid"] = g.uuid;
 #define GOS_TENANT_STAT(type, name, kind, help) GOS_REPORTED_##kind(GOS_PUT, name)
 #define GOS_PUT(name) j[#name] = g.name;
 #include <gpuoversub/tenant_stats.def>
@@ -17,6 +19,7 @@ void from_json(const nlohmann::json &j, GpuPart &g)
 {
 	g.gpu = j.value("gpu", std::uint32_t{0});
 	g.pci_bus_id = j.value("pci_bus_id", std::string());
+	g.uuid = j.value("uuid", std::string());
 #define GOS_TENANT_STAT(type, name, kind, help) GOS_REPORTED_##kind(GOS_GET, name)
 #define GOS_GET(name) g.name = j.value(#name, decltype(g.name){0});
 #include <gpuoversub/tenant_stats.def>

@@ -56,6 +56,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuWeight, gpu, nominal, effecti
 struct GpuPart {
 	std::uint32_t gpu = 0;	// node index
 	std::string pci_bus_id;
+	std::string uuid;	// where known: a MIG instance's tells it from its siblings, which share the bus id
 #define GOS_TENANT_STAT(type, name, kind, help) GOS_REPORTED_##kind(GOS_REPORT_FIELD, name)
 #define GOS_REPORT_FIELD(name) decltype(gos_tenant_stats::name) name = 0;
 #include <gpuoversub/tenant_stats.def>

@@ -36,7 +36,8 @@ std::string node_and_gpus(const Report &r)
 	std::string s = r.node.empty() ? "" : " on node " + r.node;	// reports before 2026-11 name none
 	std::string sep = ", GPU ";
 	for (const GpuPart &g : r.gpus) {
-		s += sep + std::to_string(g.gpu) + " (" + g.pci_bus_id + ")";
+		// A MIG instance shares its parent's bus id; its UUID tells it apart.
+		s += sep + std::to_string(g.gpu) + " (" + escaped(g.pci_bus_id) + (g.uuid.empty() ? "" : " " + escaped(g.uuid)) + ")";
 		sep = ", ";
 	}
 	return s;

@@ -37,7 +37,10 @@ void from_json(const nlohmann::json &j, TenantStatus &t);
 
 struct GpuStatus {
 	std::uint32_t gpu = 0;		// node index
-	std::string pci_bus_id;
+	std::string pci_bus_id;		// a MIG instance's: its parent's
+	std::string uuid;		// "GPU-…", "MIG-…"; empty where unknown
+	std::string mig_parent;		// a MIG instance's parent GPU, by UUID; empty for a whole GPU
+	std::uint32_t gpu_instance = 0;	// a MIG instance's GPU instance id
 	int numa_node = -1;
 	std::uint64_t memory = 0;	// physical
 	bool simulated = false;
@@ -46,13 +49,13 @@ struct GpuStatus {
 	std::uint64_t capacity = 0, used = 0, external = 0, evicting = 0, waiting = 0;
 	std::vector<TenantStatus> tenants;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuStatus, gpu, pci_bus_id, numa_node, memory, simulated, capacity, used,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuStatus, gpu, pci_bus_id, uuid, mig_parent, gpu_instance, numa_node, memory, simulated, capacity, used,
 						external, evicting, waiting, tenants)
 
 // STATUS' reply.
 struct Status {
 	std::string engine;		// "userspace" or "kernel"
-	std::string gpu_source;		// "simulated", "CUDA+NVML", "CUDA"
+	std::string gpu_source;		// "simulated", "CUDA+NVML" (", MIG"), "CUDA"
 	std::size_t jobs = 0;		// registered
 	std::size_t agents = 0;		// connections that said hello
 	std::vector<GpuStatus> gpus;

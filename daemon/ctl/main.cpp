@@ -87,8 +87,11 @@ void print_status(const gos::status::Status &s)
 	std::printf("engine: %s, GPUs from %s; %zu job(s), %zu agent(s) connected\n", gos::escaped(s.engine).c_str(),
 		    gos::escaped(s.gpu_source).c_str(), s.jobs, s.agents);
 	for (const auto &g : s.gpus) {
+		std::string name = g.pci_bus_id + (g.uuid.empty() ? "" : "  " + g.uuid);
+		if (!g.mig_parent.empty())
+			name += " (GPU instance " + std::to_string(g.gpu_instance) + " of " + g.mig_parent + ")";
 		std::printf("\nGPU %u  %s  NUMA %d%s\n  capacity %s, used %s, outside gpuoversub %s\n", g.gpu,
-			    gos::escaped(g.pci_bus_id).c_str(), g.numa_node, g.simulated ? "  (simulated)" : "",
+			    gos::escaped(name).c_str(), g.numa_node, g.simulated ? "  (simulated)" : "",
 			    format_bytes(g.capacity).c_str(), format_bytes(g.used).c_str(), format_bytes(g.external).c_str());
 		if (g.tenants.empty()) {
 			std::printf("  no jobs\n");

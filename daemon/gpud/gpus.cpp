@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <tuple>
 
 #include "daemon/gpud/locality.hpp"
+#include "daemon/gpud/nvml.hpp"
 
 namespace gos::gpud {
 namespace {
@@ -19,65 +21,11 @@ using cuDeviceGet_t = int (*)(int *, int);
 using cuDeviceTotalMem_t = int (*)(std::size_t *, int);
 using cuDeviceGetPCIBusId_t = int (*)(char *, int, int);
 
-// NVML: nvmlReturn_t is an int, nvmlDevice_t a pointer.
-struct NvmlProcessInfo {		// nvmlProcessInfo_t, v2/v3 layout
-	unsigned pid;
-	unsigned long long used_gpu_memory;
-	unsigned gpu_instance_id;
-	unsigned compute_instance_id;
-};
-using nvmlInit_t = int (*)();
-using nvmlDeviceGetHandleByPciBusId_t = int (*)(const char *, void **);
-using nvmlDeviceGetComputeRunningProcesses_t = int (*)(void *, unsigned *, NvmlProcessInfo *);
-
 template <class F>
 F sym(void *lib, const char *name)
 {
 	return reinterpret_cast<F>(::dlsym(lib, name));
 }
-
-std::string normalize_bus_id(std::string id)
-{
-	for (char &c : id)
-		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-	// NVML writes an 8-digit domain; CUDA a 4-digit one.
-	if (id.size() == 16 && id.compare(0, 4, "0000") == 0)
-		id.erase(0, 4);
-	return id;
-}
-
-class NvmlUsage final : public UsageProbe {
-public:
-	explicit NvmlUsage(void *lib)
-		: lib_(lib), handle_(sym<nvmlDeviceGetHandleByPciBusId_t>(lib, "nvmlDeviceGetHandleByPciBusId_v2")),
-		  procs_(sym<nvmlDeviceGetComputeRunningProcesses_t>(lib, "nvmlDeviceGetComputeRunningProcesses_v3"))
-	{
-	}
-	~NvmlUsage() override { ::dlclose(lib_); }
-	NvmlUsage(const NvmlUsage &) = delete;
-	NvmlUsage &operator=(const NvmlUsage &) = delete;
-	bool usable() const { return handle_ && procs_; }
-
-	std::vector<ProcessUse> processes(const Gpu &gpu) override
-	{
-		void *dev = nullptr;
-		if (handle_(gpu.pci_bus_id.c_str(), &dev) != 0)
-			return {};
-		NvmlProcessInfo info[256];
-		unsigned n = 256;
-		if (procs_(dev, &n, info) != 0)
-			return {};
-		std::vector<ProcessUse> out;
-		for (unsigned i = 0; i < n; i++)
-			out.push_back({static_cast<pid_t>(info[i].pid), info[i].used_gpu_memory});
-		return out;
-	}
-
-private:
-	void *lib_;
-	nvmlDeviceGetHandleByPciBusId_t handle_;
-	nvmlDeviceGetComputeRunningProcesses_t procs_;
-};
 
 std::vector<Gpu> cuda_gpus(std::string &why)
 {
@@ -116,20 +64,17 @@ std::vector<Gpu> cuda_gpus(std::string &why)
 	return why.empty() ? out : std::vector<Gpu>{};
 }
 
-// NVML's per-process usage, or null where it cannot be loaded or started.
-std::unique_ptr<UsageProbe> nvml_usage()
-{
-	void *nvml = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!nvml)
-		return nullptr;
-	auto init = sym<nvmlInit_t>(nvml, "nvmlInit_v2");
-	auto usage = std::make_unique<NvmlUsage>(nvml);
-	if (!init || init() != 0 || !usage->usable())
-		return nullptr;
-	return usage;
-}
-
 } // namespace
+
+std::string normalize_bus_id(std::string id)
+{
+	for (char &c : id)
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+	// NVML writes an 8-digit domain; CUDA a 4-digit one.
+	if (id.size() == 16 && id.compare(0, 4, "0000") == 0)
+		id.erase(0, 4);
+	return id;
+}
 
 Discovery discover_gpus(const config::Config &cfg)
 {
@@ -140,30 +85,48 @@ Discovery discover_gpus(const config::Config &cfg)
 			g.memory = s.memory;
 			g.numa_node = s.numa_node;
 			g.pci_bus_id = s.pci_bus_id;
+			g.uuid = s.uuid;
 			g.simulated = true;
 			g.nvml = s.nvml;
 			d.gpus.push_back(g);
 		}
 		d.source = "simulated";
-		if (std::any_of(d.gpus.begin(), d.gpus.end(), [](const Gpu &g) { return g.nvml; }) && !(d.usage = nvml_usage()))
+		if (std::any_of(d.gpus.begin(), d.gpus.end(), [](const Gpu &g) { return g.nvml; }) && !(d.usage = Nvml::open()))
 			throw std::runtime_error("a simulated GPU takes its usage from NVML, but libnvidia-ml.so.1 cannot be "
 						 "loaded or initialised");
 	} else {
 		std::string why;
-		d.gpus = cuda_gpus(why);
+		std::vector<Gpu> whole = cuda_gpus(why);
+		std::unique_ptr<Nvml> nvml = Nvml::open();
+		// A GPU in MIG mode is its instances: CUDA names each by the
+		// parent's bus id, if it lists the parent at all (where every GPU
+		// is in MIG mode it may list none, and the instances are all).
+		std::vector<Gpu> instances = nvml ? nvml->mig_instances() : std::vector<Gpu>{};
+		std::erase_if(whole, [&](const Gpu &g) {
+			return std::any_of(instances.begin(), instances.end(),
+					   [&](const Gpu &m) { return m.pci_bus_id == g.pci_bus_id; });
+		});
+		for (Gpu &g : whole)
+			g.uuid = nvml ? nvml->uuid_of(g.pci_bus_id) : "";
+		d.gpus = std::move(whole);
+		d.gpus.insert(d.gpus.end(), instances.begin(), instances.end());
 		if (d.gpus.empty())
-			throw std::runtime_error("no GPU to manage: " + why +
+			throw std::runtime_error("no GPU to manage: " +
+						 (why.empty() ? std::string("every GPU is in MIG mode without an instance") : why) +
 						 ". gpuoversubd refuses to start without one; declare simulated_gpus in the "
 						 "policy for tests and demos");
-		std::sort(d.gpus.begin(), d.gpus.end(), [](auto &a, auto &b) { return a.pci_bus_id < b.pci_bus_id; });
+		std::stable_sort(d.gpus.begin(), d.gpus.end(), [](auto &a, auto &b) {
+			return std::tie(a.pci_bus_id, a.mig_index) < std::tie(b.pci_bus_id, b.mig_index);
+		});
 		Topology topo;
 		for (auto &g : d.gpus)
 			g.numa_node = topo.numa_node_of(g.pci_bus_id);
-		d.source = "CUDA";
-		if ((d.usage = nvml_usage())) {
-			d.source = "CUDA+NVML";
+		d.source = "CUDA";	// CUDA+NVML, and ", MIG" where a GPU is in MIG mode
+		if (nvml) {
+			d.source = instances.empty() ? "CUDA+NVML" : "CUDA+NVML, MIG";
 			for (auto &g : d.gpus)
 				g.nvml = true;
+			d.usage = std::move(nvml);
 		}
 	}
 	for (std::size_t i = 0; i < d.gpus.size(); i++)

@@ -14,14 +14,25 @@
 
 namespace gos::gpud {
 
+// A GPU the daemon manages: a whole GPU, or one MIG instance of a GPU in
+// MIG mode (nvml.hpp), which has its own memory and its own tenants, and
+// shares its parent's bus id with its siblings.
 struct Gpu {
-	std::uint32_t index = 0;	// node index, in PCI bus order
+	std::uint32_t index = 0;	// node index, in PCI bus order, a GPU's MIG instances in NVML's
 	std::uint64_t memory = 0;
-	std::string pci_bus_id;
+	std::string pci_bus_id;		// a MIG instance's: its parent's
 	int numa_node = -1;
 	bool simulated = false;
 	bool nvml = false;	// per-process usage from NVML (a simulated one's where the policy says)
+	std::string uuid{};		// "GPU-…" or "MIG-…"; empty where NVML cannot say (or simulated without one)
+	std::string parent_uuid{};	// a MIG instance's parent
+	int mig_index = -1;		// under its parent, for NVML; -1: a whole GPU
+	std::uint32_t gpu_instance = 0;	// a MIG instance's GPU instance id
 };
+
+// A bus id as CUDA writes it ("0000:b1:00.0"), from NVML's 8-digit domain
+// or either case.
+std::string normalize_bus_id(std::string id);
 
 struct ProcessUse {
 	pid_t pid;
@@ -38,7 +49,7 @@ public:
 struct Discovery {
 	std::vector<Gpu> gpus;
 	std::unique_ptr<UsageProbe> usage;	// null without NVML
-	std::string source;			// "simulated", "CUDA+NVML", "CUDA"
+	std::string source;			// "simulated", "CUDA+NVML" (", MIG"), "CUDA"
 };
 
 // Simulated GPUs when the policy declares them; otherwise the real ones.

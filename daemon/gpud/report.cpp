@@ -63,7 +63,10 @@ report::GpuPart gpu_part(const JobGpu &jg, const CounterBase &c, const std::vect
 {
 	report::GpuPart p;
 	p.gpu = jg.node_gpu;
-	p.pci_bus_id = jg.node_gpu < gpus.size() ? gpus[jg.node_gpu].pci_bus_id : "";
+	if (jg.node_gpu < gpus.size()) {
+		p.pci_bus_id = gpus[jg.node_gpu].pci_bus_id;
+		p.uuid = gpus[jg.node_gpu].uuid;
+	}
 #define GOS_TENANT_STAT(type, name, kind, help) GOS_REPORTED_##kind(GOS_COPY, name)
 #define GOS_COPY(name) p.name = c.name;
 #include <gpuoversub/tenant_stats.def>

@@ -11,8 +11,9 @@ status::Status Views::status()
 	for (const Gpu &g : discovery_.gpus) {
 		gos_gpu_stats st{};
 		engine_.gpu_stats(g.index, st);
-		status::GpuStatus gs{g.index, g.pci_bus_id, g.numa_node, g.memory, g.simulated, st.capacity,
-				     st.used, st.external, st.evicting, st.waiting, {}};
+		status::GpuStatus gs{g.index,	   g.pci_bus_id, g.uuid,	g.parent_uuid, g.gpu_instance, g.numa_node,
+				     g.memory,	   g.simulated,	 st.capacity,	st.used,       st.external,    st.evicting,
+				     st.waiting, {}};
 		for (const auto &[id, job] : ledger_.jobs())
 			for (const auto &jg : job.gpus) {
 				if (jg.node_gpu != g.index || !jg.tenant)

@@ -1,5 +1,7 @@
 #include "device_state.hpp"
 
+#include "mig.hpp"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,16 +25,16 @@ constexpr int max_procs = 256;
 struct Shared {
 	std::uint32_t magic;
 	pthread_mutex_t lock;
-	std::uint64_t capacity[max_devices];
-	std::uint64_t used[max_devices];
-	std::uint64_t peak[max_devices];
-	std::uint64_t over_peak[max_devices];
-	std::uint64_t driver_evicted[max_devices];
+	std::uint64_t capacity[max_slots];
+	std::uint64_t used[max_slots];
+	std::uint64_t peak[max_slots];
+	std::uint64_t over_peak[max_slots];
+	std::uint64_t driver_evicted[max_slots];
 	struct Proc {
 		pid_t pid;
-		std::uint64_t used[max_devices];
-		std::uint64_t managed[max_devices];	// of used
-		std::uint64_t evicted[max_devices];	// not yet taken
+		std::uint64_t used[max_slots];
+		std::uint64_t managed[max_slots];	// of used
+		std::uint64_t evicted[max_slots];	// not yet taken
 	} procs[max_procs];
 };
 
@@ -93,7 +95,7 @@ void reap()
 {
 	for (auto &p : shared->procs) {
 		if (!p.pid || gone(p.pid)) {
-			for (int d = 0; d < max_devices; d++)
+			for (int d = 0; d < max_slots; d++)
 				shared->used[d] -= p.used[d];
 			p = {};
 		}
@@ -121,6 +123,7 @@ void init_shared()
 	ndevices = static_cast<int>(env_size("FAKECUDA_DEVICES", 1));
 	if (ndevices < 0 || ndevices > max_devices)
 		ndevices = 1;
+	mig_init(ndevices);
 	ctx_bytes = env_size("FAKECUDA_CONTEXT_BYTES", 0);
 	delay_ms = env_size("FAKECUDA_PREFETCH_DELAY_MS", 0);
 	if (const char *log = std::getenv("FAKECUDA_LOG"))
@@ -148,8 +151,8 @@ void init_shared()
 		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
 		pthread_mutex_init(&shared->lock, &a);
 		std::uint64_t cap = env_size("FAKECUDA_MEMORY", 1ULL << 30);
-		for (auto &c : shared->capacity)
-			c = cap;
+		for (int slot = 0; slot < max_slots; slot++)
+			shared->capacity[slot] = mig_in_slot(slot) ? mig_in_slot(slot)->memory : cap;
 		shared->magic = shared_magic;
 	}
 	if (fd >= 0) {
@@ -161,7 +164,7 @@ void init_shared()
 } // namespace
 
 void state_init() { std::call_once(once, init_shared); }
-int device_count() { state_init(); return ndevices; }
+int device_count() { state_init(); return cuda_count(); }
 std::uint64_t context_bytes() { state_init(); return ctx_bytes; }
 std::uint64_t prefetch_delay_ms() { state_init(); return delay_ms; }
 
@@ -217,6 +220,7 @@ std::uint64_t remove(Shared::Proc &me, int dev, std::uint64_t bytes)
 bool charge(int dev, std::uint64_t bytes, bool strict)
 {
 	state_init();
+	dev = cuda_slot(dev);
 	lock();
 	reap();
 	bool fits = shared->used[dev] + bytes <= shared->capacity[dev];
@@ -231,6 +235,7 @@ bool charge(int dev, std::uint64_t bytes, bool strict)
 void discharge(int dev, std::uint64_t bytes)
 {
 	state_init();
+	dev = cuda_slot(dev);
 	lock();
 	remove(my_slot(), dev, bytes);
 	unlock();
@@ -239,6 +244,7 @@ void discharge(int dev, std::uint64_t bytes)
 void charge_managed(int dev, std::uint64_t bytes)
 {
 	state_init();
+	dev = cuda_slot(dev);
 	lock();
 	reap();
 	Shared::Proc &me = my_slot();
@@ -254,6 +260,7 @@ void charge_managed(int dev, std::uint64_t bytes)
 void discharge_managed(int dev, std::uint64_t bytes)
 {
 	state_init();
+	dev = cuda_slot(dev);
 	lock();
 	Shared::Proc &me = my_slot();
 	std::uint64_t n = remove(me, dev, bytes > me.managed[dev] ? me.managed[dev] : bytes);
@@ -264,6 +271,7 @@ void discharge_managed(int dev, std::uint64_t bytes)
 std::uint64_t take_evicted(int dev)
 {
 	state_init();
+	dev = cuda_slot(dev);
 	lock();
 	Shared::Proc &me = my_slot();
 	std::uint64_t n = me.evicted[dev];
@@ -272,25 +280,31 @@ std::uint64_t take_evicted(int dev)
 	return n;
 }
 
-DeviceUsage usage(int dev)
+DeviceUsage slot_usage(int slot)
 {
 	state_init();
 	lock();
 	reap();
-	DeviceUsage u{shared->capacity[dev], shared->used[dev], shared->peak[dev], shared->over_peak[dev],
-		      shared->driver_evicted[dev]};
+	DeviceUsage u{shared->capacity[slot], shared->used[slot], shared->peak[slot], shared->over_peak[slot],
+		      shared->driver_evicted[slot]};
 	unlock();
 	return u;
 }
 
-int processes(int dev, ProcessBytes *out, int max)
+DeviceUsage usage(int dev)
+{
+	state_init();
+	return slot_usage(cuda_slot(dev));
+}
+
+int processes(int slot, ProcessBytes *out, int max)
 {
 	state_init();
 	lock();
 	reap();
 	int n = 0;
 	for (const auto &p : shared->procs) {
-		std::uint64_t bytes = p.used[dev] - p.managed[dev];
+		std::uint64_t bytes = p.used[slot] - p.managed[slot];
 		if (!p.pid || !bytes)
 			continue;
 		if (n < max)

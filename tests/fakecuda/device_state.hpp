@@ -31,7 +31,7 @@ struct DeviceUsage {
 };
 
 void state_init();			// reads FAKECUDA_* once
-int device_count();
+int device_count();			// as CUDA sees them
 std::uint64_t context_bytes();
 std::uint64_t prefetch_delay_ms();
 
@@ -49,14 +49,17 @@ void discharge_managed(int dev, std::uint64_t bytes);
 // This process's managed bytes the driver evicted since the last call.
 std::uint64_t take_evicted(int dev);
 DeviceUsage usage(int dev);
-// Each live process's device bytes on dev, managed pages not counted: the
+// The calls above take CUDA's ordinal (mig.hpp maps it to its slot); these
+// two, NVML's, take a slot: a physical device or a MIG instance.
+DeviceUsage slot_usage(int slot);
+// Each live process's device bytes in slot, managed pages not counted: the
 // fake NVML's per-process usage (nvml.cpp). Returns how many processes
 // hold any, writing at most max of them.
 struct ProcessBytes {
 	pid_t pid;
 	std::uint64_t bytes;
 };
-int processes(int dev, ProcessBytes *out, int max);
+int processes(int slot, ProcessBytes *out, int max);
 
 // The per-call record: appended to FAKECUDA_LOG when set.
 void log_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,7 @@
 #include "device_state.hpp"
 #include "fake_api.hpp"
 #include "memory.hpp"
+#include "mig.hpp"
 #include "streams.hpp"
 
 using namespace fakecuda;
@@ -117,7 +118,9 @@ FAKE_API CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 {
 	if (!id || len <= 0 || d < 0 || d >= device_count())
 		return CUDA_ERROR_INVALID_VALUE;
-	std::snprintf(id, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x40 + d);
+	// A MIG device has its parent's.
+	const MigInstance *mig = mig_in_slot(cuda_slot(d));
+	std::snprintf(id, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x40 + (mig ? mig->parent : d));
 	return CUDA_SUCCESS;
 }
 

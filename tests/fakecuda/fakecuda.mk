@@ -14,6 +14,6 @@ $(FAKECUDA_LIB): $(FAKECUDA_OBJ) $(GLIBC_FLOOR_OBJ)
 	$(CXX_LINK) $(SO_LDFLAGS) $(SO_OWN_RUNTIME) -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic $^ -o $@ -lpthread $(GLIBC_FLOOR_LIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 
-$(FAKENVML_LIB): $(BUILD)/tests/fakecuda/nvml.o $(BUILD)/tests/fakecuda/device_state.o
+$(FAKENVML_LIB): $(patsubst %,$(BUILD)/tests/fakecuda/%.o,nvml device_state mig)
 	@mkdir -p $(@D)
 	$(CXX_LINK) $(SO_LDFLAGS) -Wl,-soname,libnvidia-ml.so.1 $^ -o $@ -lpthread

@@ -1,5 +1,5 @@
 # Sourced by the daemon's bats tests: a real gpuoversubd with one simulated
-# 2 GiB GPU, in a directory of its own.
+# 2 GiB GPU (SIMULATED=none: the GPUs the driver has), in a directory of its own.
 #   daemon_up [POLICY_LINES]  starts it in D, a new directory unless set, with
 #                             chunk_size CHUNK (2M unless set) and REPORTS,
 #                             more keys of its reports: map (e.g.
@@ -15,8 +15,7 @@ socket: $D/s.sock
 state_dir: $D/state
 reports: {dir: $D/reports${REPORTS:+, $REPORTS}}
 chunk_size: ${CHUNK:-2M}
-simulated_gpus:
-  - {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}
+$([ "${SIMULATED:-}" = none ] || printf '%s\n  %s' simulated_gpus: '- {memory: 2G, numa_node: 1, pci_bus_id: "0000:b1:00.0"}')
 ${1:-}
 EOP
 	"${BUILD:-build}/sbin/gpuoversubd" -c "$D/p.yaml" 2>"$D/log" &

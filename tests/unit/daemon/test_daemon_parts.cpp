@@ -104,6 +104,8 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"simulated_gpus: {memory: 1G}\n", "p.yaml:1:17: 'simulated_gpus' must be a list"},
 		{"simulated_gpus:\n  - {numa_node: 0}\n", "p.yaml:2:5: a simulated GPU needs 'memory'"},
 		{"simulated_gpus:\n  - {memory: 1G, cores: 4}\n", "p.yaml:2:25: unknown key 'cores' in a simulated GPU"},
+		{"simulated_gpus:\n  - {memory: 1G, uuid: 3}\n", "p.yaml:2:24: 'uuid' must be a GPU's UUID as NVML names it"},
+		{"simulated_gpus:\n  - {memory: 1G, uuid: MIG-12x4}\n", "p.yaml:2:24: 'uuid' must be a GPU's UUID"},
 		{"reserve: 1G\nreserve: 2G\n", "p.yaml:2:1: 'reserve' is given twice"},
 		{"- a\n- b\n", "p.yaml:1:1: the policy must be a mapping"},
 		{"weights: [1, 2\n", "p.yaml:2:1: not valid YAML"},

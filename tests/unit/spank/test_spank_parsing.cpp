@@ -84,3 +84,36 @@ BOOST_AUTO_TEST_CASE(gpu_lists_and_preload)
 	BOOST_TEST(preload_with("", {"/a.so"}) == "/a.so");
 	BOOST_TEST(preload_with("/x.so:/a.so /y.so", {"/a.so", "/m.so"}) == "/a.so /m.so /x.so /y.so");
 }
+
+// Issue 48: MIG instances by the UUIDs Slurm writes in CUDA_VISIBLE_DEVICES,
+// mapped to the daemon's node indexes whatever Slurm's own order.
+BOOST_AUTO_TEST_CASE(mig_instances_by_uuid)
+{
+	using gos::status::GpuStatus;
+	std::vector<GpuStatus> gpus(3);
+	gpus[0].gpu = 0, gpus[0].uuid = "GPU-aaaa0000-1111";
+	gpus[1].gpu = 1, gpus[1].uuid = "MIG-bbbb0007", gpus[1].mig_parent = "GPU-cccc0000-2222", gpus[1].gpu_instance = 7;
+	gpus[2].gpu = 2, gpus[2].uuid = "MIG-bbbb0009", gpus[2].mig_parent = "GPU-cccc0000-2222", gpus[2].gpu_instance = 9;
+
+	BOOST_TEST(names_mig("MIG-bbbb0009"));
+	BOOST_TEST(names_mig("GPU-aaaa0000-1111,MIG-bbbb0007"));
+	for (const char *not_mig : {"", "0,1", "GPU-aaaa0000-1111", "3,GPU-MIG-x"}) {
+		BOOST_TEST_CONTEXT(not_mig) { BOOST_TEST(!names_mig(not_mig)); }
+	}
+	BOOST_TEST((*gpus_by_uuid("MIG-bbbb0009,MIG-bbbb0007", gpus) == std::vector<std::uint32_t>{2, 1}));
+	// A whole GPU beside them, by a unique prefix as CUDA allows.
+	BOOST_TEST((*gpus_by_uuid("MIG-bbbb0007,GPU-aaaa", gpus) == std::vector<std::uint32_t>{1, 0}));
+	// The form before R470: the parent, the GPU instance, the compute instance.
+	BOOST_TEST((*gpus_by_uuid("MIG-GPU-cccc0000-2222/9/0", gpus) == std::vector<std::uint32_t>{2}));
+	// One the daemon lacks, a prefix of a MIG name, an ambiguous or malformed one: nothing.
+	for (const char *bad : {"MIG-bbbb0008", "MIG-bbbb000", "MIG-bbbb0007,MIG-dddd", "MIG-GPU-cccc0000-2222/8/0",
+				"MIG-GPU-cccc0000-2222", "MIG-GPU-cccc0000-2222/x", "GPU-", "MIG-bbbb0007,", ""}) {
+		BOOST_TEST_CONTEXT(bad) { BOOST_TEST(!gpus_by_uuid(bad, gpus).has_value()); }
+	}
+	// A GPU the daemon names by no UUID (simulated) is never an empty entry's.
+	gpus[0].uuid.clear();
+	BOOST_TEST(!gpus_by_uuid("MIG-bbbb0007,", gpus).has_value());
+	std::vector<GpuStatus> two_alike(2);
+	two_alike[0].uuid = "GPU-ab01", two_alike[1].gpu = 1, two_alike[1].uuid = "GPU-ab02";
+	BOOST_TEST(!gpus_by_uuid("GPU-ab", two_alike).has_value());
+}

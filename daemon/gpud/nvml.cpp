@@ -1,0 +1,180 @@
+#include "daemon/gpud/nvml.hpp"
+
+#include <dlfcn.h>
+
+namespace gos::gpud {
+
+namespace {
+
+// nvmlReturn_t is an int, nvmlDevice_t a pointer.
+constexpr int nvml_success = 0;
+constexpr int nvml_not_found = 6;
+constexpr int nvml_insufficient_size = 7;
+constexpr unsigned uuid_size = 96;	// NVML_DEVICE_UUID_V2_BUFFER_SIZE
+
+struct ProcessInfo {		// nvmlProcessInfo_t, v2/v3 layout
+	unsigned pid;
+	unsigned long long used_gpu_memory;
+	unsigned gpu_instance_id;
+	unsigned compute_instance_id;
+};
+
+struct Memory {			// nvmlMemory_t
+	unsigned long long total, free, used;
+};
+
+struct PciInfo {		// nvmlPciInfo_t
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+template <class F>
+F sym(void *lib, const char *name)
+{
+	return reinterpret_cast<F>(::dlsym(lib, name));
+}
+
+} // namespace
+
+struct Nvml::Api {
+	void *lib = nullptr;
+	int (*init)() = nullptr;
+	int (*count)(unsigned *) = nullptr;
+	int (*by_index)(unsigned, void **) = nullptr;
+	int (*by_bus)(const char *, void **) = nullptr;
+	int (*uuid)(void *, char *, unsigned) = nullptr;
+	int (*pci)(void *, PciInfo *) = nullptr;
+	int (*mig_mode)(void *, unsigned *, unsigned *) = nullptr;
+	int (*mig_max)(void *, unsigned *) = nullptr;
+	int (*mig_by_index)(void *, unsigned, void **) = nullptr;
+	int (*gpu_instance)(void *, unsigned *) = nullptr;
+	int (*memory)(void *, Memory *) = nullptr;
+	int (*procs)(void *, unsigned *, ProcessInfo *) = nullptr;
+
+	// The entry points for usage; MIG's are optional (a driver before R450).
+	bool usable() const { return init && by_bus && procs; }
+	bool has_mig() const
+	{
+		return count && by_index && uuid && pci && mig_mode && mig_max && mig_by_index && gpu_instance && memory;
+	}
+};
+
+std::unique_ptr<Nvml> Nvml::open()
+{
+	auto api = std::make_unique<Api>();
+	api->lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!api->lib)
+		return nullptr;
+	Api &a = *api;
+	a.init = sym<decltype(a.init)>(a.lib, "nvmlInit_v2");
+	a.count = sym<decltype(a.count)>(a.lib, "nvmlDeviceGetCount_v2");
+	a.by_index = sym<decltype(a.by_index)>(a.lib, "nvmlDeviceGetHandleByIndex_v2");
+	a.by_bus = sym<decltype(a.by_bus)>(a.lib, "nvmlDeviceGetHandleByPciBusId_v2");
+	a.uuid = sym<decltype(a.uuid)>(a.lib, "nvmlDeviceGetUUID");
+	a.pci = sym<decltype(a.pci)>(a.lib, "nvmlDeviceGetPciInfo_v3");
+	a.mig_mode = sym<decltype(a.mig_mode)>(a.lib, "nvmlDeviceGetMigMode");
+	a.mig_max = sym<decltype(a.mig_max)>(a.lib, "nvmlDeviceGetMaxMigDeviceCount");
+	a.mig_by_index = sym<decltype(a.mig_by_index)>(a.lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+	a.gpu_instance = sym<decltype(a.gpu_instance)>(a.lib, "nvmlDeviceGetGpuInstanceId");
+	a.memory = sym<decltype(a.memory)>(a.lib, "nvmlDeviceGetMemoryInfo");
+	a.procs = sym<decltype(a.procs)>(a.lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+	if (!a.usable() || a.init() != nvml_success) {
+		::dlclose(a.lib);
+		return nullptr;
+	}
+	return std::unique_ptr<Nvml>(new Nvml(std::move(api)));
+}
+
+Nvml::Nvml(std::unique_ptr<Api> api) : api_(std::move(api)) {}
+
+Nvml::~Nvml() { ::dlclose(api_->lib); }
+
+// A MIG instance's handle comes from its parent's at each use: NVML's
+// handles of instances go stale when one is destroyed and made again.
+void *Nvml::handle_of(const Gpu &gpu)
+{
+	void *dev = nullptr;
+	if (api_->by_bus(gpu.pci_bus_id.c_str(), &dev) != nvml_success)
+		return nullptr;
+	if (gpu.mig_index < 0)
+		return dev;
+	void *mig = nullptr;
+	if (!api_->has_mig() || api_->mig_by_index(dev, static_cast<unsigned>(gpu.mig_index), &mig) != nvml_success)
+		return nullptr;
+	// The index may now hold another instance.
+	char id[uuid_size] = "";
+	if (api_->uuid(mig, id, sizeof id) != nvml_success || gpu.uuid != id)
+		return nullptr;
+	return mig;
+}
+
+std::vector<ProcessUse> Nvml::processes(const Gpu &gpu)
+{
+	void *dev = handle_of(gpu);
+	if (!dev)
+		return {};
+	ProcessInfo info[256];
+	unsigned n = 256;
+	int rc = api_->procs(dev, &n, info);
+	if (rc == nvml_insufficient_size)
+		n = 256;	// the first 256: what the engine is told is bounded
+	else if (rc != nvml_success)
+		return {};
+	std::vector<ProcessUse> out;
+	for (unsigned i = 0; i < n && i < 256; i++)
+		out.push_back({static_cast<pid_t>(info[i].pid), info[i].used_gpu_memory});
+	return out;
+}
+
+std::string Nvml::uuid_of(const std::string &pci_bus_id)
+{
+	void *dev = nullptr;
+	char id[uuid_size] = "";
+	if (!api_->uuid || api_->by_bus(pci_bus_id.c_str(), &dev) != nvml_success ||
+	    api_->uuid(dev, id, sizeof id) != nvml_success)
+		return "";
+	return id;
+}
+
+std::vector<Gpu> Nvml::mig_instances()
+{
+	std::vector<Gpu> out;
+	unsigned n = 0;
+	if (!api_->has_mig() || api_->count(&n) != nvml_success)
+		return out;
+	for (unsigned i = 0; i < n; i++) {
+		void *dev = nullptr;
+		unsigned current = 0, pending = 0, max = 0;
+		char parent[uuid_size] = "";
+		PciInfo pci{};
+		if (api_->by_index(i, &dev) != nvml_success || api_->mig_mode(dev, &current, &pending) != nvml_success ||
+		    !current || api_->mig_max(dev, &max) != nvml_success ||
+		    api_->uuid(dev, parent, sizeof parent) != nvml_success || api_->pci(dev, &pci) != nvml_success)
+			continue;
+		pci.bus_id[sizeof pci.bus_id - 1] = 0;
+		for (unsigned m = 0; m < max; m++) {
+			void *mig = nullptr;
+			char id[uuid_size] = "";
+			Memory mem{};
+			unsigned gi = 0;
+			int rc = api_->mig_by_index(dev, m, &mig);
+			if (rc == nvml_not_found)
+				continue;	// a hole: no instance at this index
+			if (rc != nvml_success || api_->uuid(mig, id, sizeof id) != nvml_success ||
+			    api_->memory(mig, &mem) != nvml_success || api_->gpu_instance(mig, &gi) != nvml_success)
+				continue;
+			Gpu g;
+			g.pci_bus_id = normalize_bus_id(pci.bus_id);
+			g.memory = mem.total;
+			g.uuid = id;
+			g.parent_uuid = parent;
+			g.mig_index = static_cast<int>(m);
+			g.gpu_instance = gi;
+			out.push_back(g);
+		}
+	}
+	return out;
+}
+
+} // namespace gos::gpud
