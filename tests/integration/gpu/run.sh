@@ -121,7 +121,7 @@ sys.exit(0 if fair else 1)'
 }
 fair_now() { status | fair_shares >/dev/null; }
 failures=0
-# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos,lanes,reserve,relief runs
+# GOS_GPU_ONLY=driver,runtime,frameworks,pagedos,mig,lanes,reserve,relief runs
 # only those sections; a matrix row's name (run.sh --list) runs that row,
 # frameworks all of them. Without it: the checks, and with --bench the
 # measurements too.
@@ -298,6 +298,54 @@ a, g, u = sys.argv[1:]
 a, g = float(a or 0), float(g or 0)
 print(0 if g > 0.5 * a and (u == 'not-run' or g > float(u or 0)) else 1)" "$alone" "$with_agent" "$uvm")
 result pagedos-150pct $(( ok || rc )) "($line)"
+fi
+
+# 8. MIG (issue 48): where a GPU here is in MIG mode with two instances or
+# more, a daemon of its own finds each by its UUID with its own memory,
+# and two jobs on two instances of one card, each filling 60% of its own,
+# keep all of it on the GPU: neither evicts the other. The suite never
+# changes a GPU's MIG mode (that resets the GPU); without instances it says
+# so and the row is not run.
+if want mig; then
+	mapfile -t migs < <(nvidia-smi -L | sed -n 's/.*(UUID: \(MIG-[^)]*\)).*/\1/p')
+	if [ "${#migs[@]}" -lt 2 ]; then
+		echo "SKIP mig-instances: no GPU here is in MIG mode with two instances (${#migs[@]} MIG devices); the row is not run"
+		printf 'mig-instances\tnot-run\tno GPU in MIG mode with two instances\n' >>"$results/checks.tsv"
+	else
+		mkdir -p "$work/mig"
+		printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\n' \
+			"$work/mig/sock" "$work/mig/state" "$work/mig/reports" >"$work/mig/policy.yaml"
+		"$BUILD/sbin/gpuoversubd" -c "$work/mig/policy.yaml" 2>"$work/mig/daemon.log" &
+		mig_daemon=$!
+		wait_until 10 test -S "$work/mig/sock"
+		"$BUILD/bin/gpuoversubctl" --socket "$work/mig/sock" --json status >"$work/mig/status.json"
+		# mig_gpu UUID FIELD: the daemon's GPU of that UUID, its FIELD.
+		mig_gpu() { python3 -c 'import json, sys
+g = [g for g in json.load(open(sys.argv[1]))["gpus"] if g["uuid"] == sys.argv[2]]
+print(g[0][sys.argv[3]] if g else "")' "$work/mig/status.json" "$1" "$2"; }
+		a=${migs[0]} b=${migs[1]}
+		ia=$(mig_gpu "$a" gpu) ib=$(mig_gpu "$b" gpu)
+		result mig-instances-named $([ -n "$ia" ] && [ -n "$ib" ] && [ "$ia" != "$ib" ]; echo $?) \
+			"(${#migs[@]} MIG devices; $a is GPU $ia with $(( $(mig_gpu "$a" memory || echo 0) >> 20 )) MiB, $b GPU $ib)"
+		if [ -n "$ia" ] && [ -n "$ib" ]; then
+			"$reg" "$work/mig/sock" step 901 "$ia" && "$reg" "$work/mig/sock" step 902 "$ib"
+			mib_a=$(( $(mig_gpu "$a" memory) * 60 / 100 >> 20 )) mib_b=$(( $(mig_gpu "$b" memory) * 60 / 100 >> 20 ))
+			on_mig() { CUDA_VISIBLE_DEVICES=$1 timeout -k 5 "$limit" env LD_PRELOAD="$agent" GPUOVERSUB_SOCKET="$work/mig/sock" \
+				GPUOVERSUB_REQUIRED=1 "$reg" "$work/mig/sock" exec "$2" "$gb" integrity "$3" 10; }
+			on_mig "$a" 901 "$mib_a" >"$work/mig/a.out" 2>&1 &
+			pa=$!
+			wait_until "$limit" holding "$work/mig/a.out" $pa
+			on_mig "$b" 902 "$mib_b" >"$work/mig/b.out" 2>&1 &
+			pb=$!
+			wait_until "$limit" holding "$work/mig/b.out" $pb
+			"$BUILD/bin/gpuoversubctl" --socket "$work/mig/sock" --json jobs >"$work/mig/jobs.json"
+			wait $pa; ra=$?; wait $pb; rb=$?
+			host=$(python3 -c 'import json, sys; print(sum(j["host"] for j in json.load(open(sys.argv[1]))))' "$work/mig/jobs.json")
+			result mig-two-instances-60pct $(( ra || rb || host != 0 )) \
+				"($mib_a and $mib_b MiB, $host bytes in host RAM; $(tr '\n' ' ' <"$work/mig/a.out") | $(tr '\n' ' ' <"$work/mig/b.out"))"
+		fi
+		kill "$mig_daemon"; wait "$mig_daemon" 2>/dev/null
+	fi
 fi
 
 # In a source tree, the figures go into bench/RESULTS.md and the README.
