@@ -57,7 +57,7 @@ struct State {
 	std::string refusal;		// on_daemon_down=fail: why each task fails
 	bool off = false;		// init could not do its part: the hooks do nothing
 	std::vector<gos::status::GpuStatus> node_gpus;	// the daemon's, from its STATUS at remote_post_opt
-	bool named_refused = false;	// said once: CUDA_VISIBLE_DEVICES names a GPU the daemon lacks
+	bool named_refused = false;	// said once: the step's GPUs are not ones the daemon can name
 };
 
 State state;
@@ -182,24 +182,19 @@ NodeShards gres_conf_shards(spank_t sp)
 	return node_shards(in, node_name(sp));
 }
 
-// The node indexes of the MIG instances CUDA_VISIBLE_DEVICES names, from
-// the daemon's STATUS; nothing, said once, where the daemon does not
-// manage one of them.
-std::optional<std::vector<std::uint32_t>> gpus_named(spank_t sp, const std::string &visible)
+// The node indexes of the GPUs CUDA_VISIBLE_DEVICES names by UUID, from
+// the daemon's STATUS.
+std::optional<std::vector<std::uint32_t>> gpus_named(const std::string &visible, std::string &why)
 {
 	auto gpus = gpus_by_uuid(visible, state.node_gpus);
-	if (!gpus && !state.named_refused) {
-		state.named_refused = true;
-		auto [job, step] = job_and_step(sp);
-		slurm_error("[gpuoversub] job %u step %u: not registered: CUDA_VISIBLE_DEVICES=%s names a GPU that "
-			    "gpuoversubd does not manage (gpuoversubctl status lists them by UUID)",
-			    job, step, visible.c_str());
-	}
+	if (!gpus)
+		why = "CUDA_VISIBLE_DEVICES=" + visible +
+		      " names a GPU that gpuoversubd does not manage (gpuoversubctl status lists them by UUID)";
 	return gpus;
 }
 
 // Whether a GPU of the node is a MIG instance: Slurm's GPU indexes then
-// count instances in Slurm's order, which the UUIDs need not follow.
+// count instances in Slurm's order, which is not the daemon's.
 bool node_has_mig()
 {
 	return std::any_of(state.node_gpus.begin(), state.node_gpus.end(),
@@ -207,18 +202,17 @@ bool node_has_mig()
 }
 
 // Registers the step once its GPUs are known. Idempotent in the daemon.
-// last: the task's own hook, after which the step's environment is whole.
-void register_step(spank_t sp, bool last)
+// Slurm sets the step's CUDA_VISIBLE_DEVICES before the plugin's first
+// hook (slurmstepd.c), so a step named by UUID is registered at once.
+void register_step(spank_t sp)
 {
 	if (state.step_registered)
 		return;
 	std::string list = env_of(sp, "CUDA_VISIBLE_DEVICES");
 	std::optional<std::vector<std::uint32_t>> gpus;
-	if (names_mig(list)) {
-		if (!(gpus = gpus_named(sp, list)))
-			return;
-	} else if (node_has_mig() && !last) {
-		return;	// the UUIDs may come with the task's environment
+	std::string why;
+	if (names_by_uuid(list)) {
+		gpus = gpus_named(list, why);
 	} else {
 		list = env_of(sp, "SLURM_STEP_GPUS");
 		if (list.empty())
@@ -227,6 +221,19 @@ void register_step(spank_t sp, bool last)
 			list = env_of(sp, "CUDA_VISIBLE_DEVICES");
 		if (!(gpus = parse_gpu_list(list)))
 			return;	// not known yet, or no GPUs
+		if (node_has_mig()) {
+			gpus.reset();
+			why = "this node has MIG instances, and the step's GPUs come as Slurm's indexes (" + list +
+			      "), not by UUID in CUDA_VISIBLE_DEVICES (gres.conf AutoDetect=nvml writes them)";
+		}
+	}
+	if (!gpus) {
+		if (!state.named_refused) {	// said once, not by every task
+			state.named_refused = true;
+			auto [job, step] = job_and_step(sp);
+			slurm_error("[gpuoversub] job %u step %u: not registered: %s", job, step, why.c_str());
+		}
+		return;
 	}
 	gos_req_step req{};
 	auto [job, step] = job_and_step(sp);
@@ -290,7 +297,7 @@ int remote_post_opt(spank_t sp)
 		slurm_error("[gpuoversub] gpuoversubd's status is not one this plugin reads (%s); GPUs named by UUID "
 			    "are not found", e.what());
 	}
-	register_step(sp, false);
+	register_step(sp);
 	return 0;
 }
 
@@ -324,7 +331,7 @@ int remote_task_privileged(spank_t sp)
 {
 	if (!state.managed)
 		return 0;
-	register_step(sp, true);
+	register_step(sp);
 	auto [job, step] = job_and_step(sp);
 	gos_req_task t{job, step, static_cast<std::uint32_t>(getpid())};
 	Reply o = ask_daemon(state.args.socket, [&](Client &c) { return c.task_register(t); });

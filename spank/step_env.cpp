@@ -37,9 +37,9 @@ std::optional<std::vector<std::uint32_t>> parse_gpu_list(std::string_view text)
 	return out;
 }
 
-bool names_mig(std::string_view visible)
+bool names_by_uuid(std::string_view visible)
 {
-	return visible.starts_with("MIG-") || visible.find(",MIG-") != std::string_view::npos;
+	return visible.starts_with("MIG-") || visible.starts_with("GPU-");
 }
 
 namespace {
@@ -67,7 +67,8 @@ std::optional<std::uint32_t> gpu_named(std::string_view name, const std::vector<
 	}
 	std::optional<std::uint32_t> found;
 	for (const auto &g : gpus) {
-		if (g.uuid == name)
+		// A compute instance names its GPU instance, whose memory it shares.
+		if (g.uuid == name || std::find(g.mig_devices.begin(), g.mig_devices.end(), name) != g.mig_devices.end())
 			return g.gpu;
 		if (name.starts_with("GPU-") && g.uuid.starts_with(name)) {
 			if (found)

@@ -15,14 +15,16 @@ namespace gos::spank {
 // "0,2-3" -> {0, 2, 3}; nothing for an empty or malformed list.
 std::optional<std::vector<std::uint32_t>> parse_gpu_list(std::string_view text);
 
-// Whether CUDA_VISIBLE_DEVICES names MIG instances, as Slurm writes it
-// for them: "MIG-<uuid>", or "MIG-GPU-<uuid>/<GI>/<CI>" before driver
-// R470. Slurm's GPU indexes then count instances in its own order, which
-// need not be the daemon's; the UUIDs name them alike.
-bool names_mig(std::string_view visible);
+// Whether CUDA_VISIBLE_DEVICES names GPUs by UUID, as Slurm writes it on a
+// node with MIG (gres.c: the flag is the node's GPUs', so whole GPUs
+// there are "GPU-<uuid>"): "MIG-<uuid>", or "MIG-GPU-<uuid>/<GI>/<CI>"
+// before driver 470.42.01. Slurm's GPU indexes then count instances in
+// its own order (whole GPUs first), not the daemon's; the UUIDs name them
+// alike.
+bool names_by_uuid(std::string_view visible);
 
 // The node indexes of the GPUs such a list names, in its order, from the
-// daemon's GPUs (whole ones among them as "GPU-<uuid>"); a "GPU-" name may be shortened to a prefix that is
+// daemon's GPUs (a compute instance names its GPU instance); a "GPU-" name may be shortened to a prefix that is
 // unique, as CUDA allows. Nothing when one is not among them: the step
 // is better unregistered than registered on another GPU.
 std::optional<std::vector<std::uint32_t>> gpus_by_uuid(std::string_view visible,

@@ -41,6 +41,7 @@ struct GpuStatus {
 	std::string uuid;		// "GPU-…", "MIG-…"; empty where unknown
 	std::string mig_parent;		// a MIG instance's parent GPU, by UUID; empty for a whole GPU
 	std::uint32_t gpu_instance = 0;	// a MIG instance's GPU instance id
+	std::vector<std::string> mig_devices;	// a MIG instance's compute instances, by UUID: uuid's first
 	int numa_node = -1;
 	std::uint64_t memory = 0;	// physical
 	bool simulated = false;
@@ -49,7 +50,8 @@ struct GpuStatus {
 	std::uint64_t capacity = 0, used = 0, external = 0, evicting = 0, waiting = 0;
 	std::vector<TenantStatus> tenants;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuStatus, gpu, pci_bus_id, uuid, mig_parent, gpu_instance, numa_node, memory, simulated, capacity, used,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GpuStatus, gpu, pci_bus_id, uuid, mig_parent, gpu_instance, mig_devices,
+						numa_node, memory, simulated, capacity, used,
 						external, evicting, waiting, tenants)
 
 // STATUS' reply.

@@ -101,29 +101,34 @@ Discovery discover_gpus(const config::Config &cfg)
 		// A GPU in MIG mode is its instances: CUDA names each by the
 		// parent's bus id, if it lists the parent at all (where every GPU
 		// is in MIG mode it may list none, and the instances are all).
-		std::vector<Gpu> instances = nvml ? nvml->mig_instances() : std::vector<Gpu>{};
+		Nvml::Mig mig = nvml ? nvml->mig() : Nvml::Mig{};
 		std::erase_if(whole, [&](const Gpu &g) {
-			return std::any_of(instances.begin(), instances.end(),
-					   [&](const Gpu &m) { return m.pci_bus_id == g.pci_bus_id; });
+			return std::find(mig.parents.begin(), mig.parents.end(), g.pci_bus_id) != mig.parents.end();
 		});
 		for (Gpu &g : whole)
 			g.uuid = nvml ? nvml->uuid_of(g.pci_bus_id) : "";
 		d.gpus = std::move(whole);
-		d.gpus.insert(d.gpus.end(), instances.begin(), instances.end());
+		d.gpus.insert(d.gpus.end(), mig.instances.begin(), mig.instances.end());
 		if (d.gpus.empty())
 			throw std::runtime_error("no GPU to manage: " +
-						 (why.empty() ? std::string("every GPU is in MIG mode without an instance") : why) +
+						 (mig.parents.empty() ? why
+								      : std::to_string(mig.parents.size()) +
+									" GPU(s) in MIG mode without a GPU instance" +
+									(why.empty() ? "" : ", and " + why)) +
 						 ". gpuoversubd refuses to start without one; declare simulated_gpus in the "
 						 "policy for tests and demos");
+		if (!why.empty())
+			d.notes.push_back("CUDA lists no GPU of its own (" + why + "); the MIG instances NVML names are managed");
 		std::stable_sort(d.gpus.begin(), d.gpus.end(), [](auto &a, auto &b) {
-			return std::tie(a.pci_bus_id, a.mig_index) < std::tie(b.pci_bus_id, b.mig_index);
+			auto index = [](const Gpu &g) { return g.mig_devices.empty() ? -1 : static_cast<int>(g.mig_devices[0].index); };
+			return std::pair(a.pci_bus_id, index(a)) < std::pair(b.pci_bus_id, index(b));
 		});
 		Topology topo;
 		for (auto &g : d.gpus)
 			g.numa_node = topo.numa_node_of(g.pci_bus_id);
 		d.source = "CUDA";	// CUDA+NVML, and ", MIG" where a GPU is in MIG mode
 		if (nvml) {
-			d.source = instances.empty() ? "CUDA+NVML" : "CUDA+NVML, MIG";
+			d.source = mig.parents.empty() ? "CUDA+NVML" : "CUDA+NVML, MIG";
 			for (auto &g : d.gpus)
 				g.nvml = true;
 			d.usage = std::move(nvml);

@@ -26,8 +26,15 @@ struct Gpu {
 	bool nvml = false;	// per-process usage from NVML (a simulated one's where the policy says)
 	std::string uuid{};		// "GPU-…" or "MIG-…"; empty where NVML cannot say (or simulated without one)
 	std::string parent_uuid{};	// a MIG instance's parent
-	int mig_index = -1;		// under its parent, for NVML; -1: a whole GPU
 	std::uint32_t gpu_instance = 0;	// a MIG instance's GPU instance id
+	// A MIG instance's MIG devices, its compute instances, which share its
+	// memory: each one's index under the parent (NVML's) and UUID, the
+	// first being uuid's. Empty for a whole GPU.
+	struct MigDevice {
+		unsigned index;
+		std::string uuid;
+	};
+	std::vector<MigDevice> mig_devices{};
 };
 
 // A bus id as CUDA writes it ("0000:b1:00.0"), from NVML's 8-digit domain
@@ -50,6 +57,7 @@ struct Discovery {
 	std::vector<Gpu> gpus;
 	std::unique_ptr<UsageProbe> usage;	// null without NVML
 	std::string source;			// "simulated", "CUDA+NVML" (", MIG"), "CUDA"
+	std::vector<std::string> notes;		// for the log: what was found amiss, and what was done
 };
 
 // Simulated GPUs when the policy declares them; otherwise the real ones.

@@ -76,8 +76,13 @@ int main(int argc, char **argv)
 		config::Config cfg = config::load_config(config_path);
 		gpud::Discovery gpus = gpud::discover_gpus(cfg);
 		for (const auto &g : gpus.gpus)
-			GOS_LOG(log::info, "GPU " << g.index << ": " << g.pci_bus_id << ", " << g.memory << " bytes, NUMA node "
-						  << g.numa_node << (g.simulated ? " (simulated)" : ""));
+			GOS_LOG(log::info, "GPU " << g.index << ": " << g.pci_bus_id << (g.uuid.empty() ? "" : " " + g.uuid) << ", "
+						  << g.memory << " bytes, NUMA node " << g.numa_node
+						  << (g.simulated ? " (simulated)" : "")
+						  << (g.parent_uuid.empty() ? "" : ", GPU instance " + std::to_string(g.gpu_instance) +
+										   " of " + g.parent_uuid));
+		for (const auto &note : gpus.notes)
+			GOS_LOG(log::warning, note);
 		// Before anything is created or written, and again on what start created.
 		auto problems = gpud::directory_problems(cfg);
 		if (problems.empty() && !check) {

@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 namespace gos::gpud {
 
 namespace {
@@ -11,6 +13,7 @@ constexpr int nvml_success = 0;
 constexpr int nvml_not_found = 6;
 constexpr int nvml_insufficient_size = 7;
 constexpr unsigned uuid_size = 96;	// NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned long long not_available = ~0ULL;	// NVML_VALUE_NOT_AVAILABLE
 
 struct ProcessInfo {		// nvmlProcessInfo_t, v2/v3 layout
 	unsigned pid;
@@ -90,40 +93,54 @@ Nvml::Nvml(std::unique_ptr<Api> api) : api_(std::move(api)) {}
 
 Nvml::~Nvml() { ::dlclose(api_->lib); }
 
-// A MIG instance's handle comes from its parent's at each use: NVML's
-// handles of instances go stale when one is destroyed and made again.
-void *Nvml::handle_of(const Gpu &gpu)
+// A MIG device's handle comes from its parent's at each use: NVML's
+// handles of instances go stale when one is destroyed and made again, and
+// the index may then hold another, which its UUID tells.
+void *Nvml::mig_handle(void *parent, const Gpu::MigDevice &d)
 {
-	void *dev = nullptr;
-	if (api_->by_bus(gpu.pci_bus_id.c_str(), &dev) != nvml_success)
-		return nullptr;
-	if (gpu.mig_index < 0)
-		return dev;
 	void *mig = nullptr;
-	if (!api_->has_mig() || api_->mig_by_index(dev, static_cast<unsigned>(gpu.mig_index), &mig) != nvml_success)
-		return nullptr;
-	// The index may now hold another instance.
 	char id[uuid_size] = "";
-	if (api_->uuid(mig, id, sizeof id) != nvml_success || gpu.uuid != id)
+	if (!api_->has_mig() || api_->mig_by_index(parent, d.index, &mig) != nvml_success ||
+	    api_->uuid(mig, id, sizeof id) != nvml_success || d.uuid != id)
 		return nullptr;
 	return mig;
 }
 
+// A count too small is answered with the count needed alone, never a part
+// of the table: asked again once with room for that many (and a few
+// more), up to a bound, so each GPU costs bounded work a second.
+std::vector<ProcessUse> Nvml::processes_on(void *dev)
+{
+	constexpr unsigned most = 4096;
+	std::vector<ProcessInfo> info(256);
+	unsigned n = static_cast<unsigned>(info.size());
+	int rc = api_->procs(dev, &n, info.data());
+	if (rc == nvml_insufficient_size && n <= most) {
+		info.resize(n + 16);
+		n = static_cast<unsigned>(info.size());
+		rc = api_->procs(dev, &n, info.data());
+	}
+	std::vector<ProcessUse> out;
+	if (rc != nvml_success)
+		return out;
+	for (unsigned i = 0; i < n && i < info.size(); i++)
+		if (info[i].used_gpu_memory != not_available)	// what NVML cannot tell, it says so
+			out.push_back({static_cast<pid_t>(info[i].pid), info[i].used_gpu_memory});
+	return out;
+}
+
 std::vector<ProcessUse> Nvml::processes(const Gpu &gpu)
 {
-	void *dev = handle_of(gpu);
-	if (!dev)
+	void *dev = nullptr;
+	if (api_->by_bus(gpu.pci_bus_id.c_str(), &dev) != nvml_success)
 		return {};
-	ProcessInfo info[256];
-	unsigned n = 256;
-	int rc = api_->procs(dev, &n, info);
-	if (rc == nvml_insufficient_size)
-		n = 256;	// the first 256: what the engine is told is bounded
-	else if (rc != nvml_success)
-		return {};
+	if (gpu.mig_devices.empty())
+		return processes_on(dev);
 	std::vector<ProcessUse> out;
-	for (unsigned i = 0; i < n && i < 256; i++)
-		out.push_back({static_cast<pid_t>(info[i].pid), info[i].used_gpu_memory});
+	for (const Gpu::MigDevice &d : gpu.mig_devices)	// each compute instance's own
+		if (void *mig = mig_handle(dev, d))
+			for (const ProcessUse &p : processes_on(mig))
+				out.push_back(p);
 	return out;
 }
 
@@ -137,9 +154,9 @@ std::string Nvml::uuid_of(const std::string &pci_bus_id)
 	return id;
 }
 
-std::vector<Gpu> Nvml::mig_instances()
+Nvml::Mig Nvml::mig()
 {
-	std::vector<Gpu> out;
+	Mig out;
 	unsigned n = 0;
 	if (!api_->has_mig() || api_->count(&n) != nvml_success)
 		return out;
@@ -149,10 +166,13 @@ std::vector<Gpu> Nvml::mig_instances()
 		char parent[uuid_size] = "";
 		PciInfo pci{};
 		if (api_->by_index(i, &dev) != nvml_success || api_->mig_mode(dev, &current, &pending) != nvml_success ||
-		    !current || api_->mig_max(dev, &max) != nvml_success ||
-		    api_->uuid(dev, parent, sizeof parent) != nvml_success || api_->pci(dev, &pci) != nvml_success)
+		    !current || api_->pci(dev, &pci) != nvml_success)
 			continue;
 		pci.bus_id[sizeof pci.bus_id - 1] = 0;
+		// In MIG mode, whatever its instances: no job runs on the GPU whole.
+		out.parents.push_back(normalize_bus_id(pci.bus_id));
+		if (api_->mig_max(dev, &max) != nvml_success || api_->uuid(dev, parent, sizeof parent) != nvml_success)
+			continue;
 		for (unsigned m = 0; m < max; m++) {
 			void *mig = nullptr;
 			char id[uuid_size] = "";
@@ -164,14 +184,22 @@ std::vector<Gpu> Nvml::mig_instances()
 			if (rc != nvml_success || api_->uuid(mig, id, sizeof id) != nvml_success ||
 			    api_->memory(mig, &mem) != nvml_success || api_->gpu_instance(mig, &gi) != nvml_success)
 				continue;
+			// A compute instance of a GPU instance already seen shares its memory.
+			auto same = std::find_if(out.instances.begin(), out.instances.end(), [&](const Gpu &g) {
+				return g.parent_uuid == parent && g.gpu_instance == gi;
+			});
+			if (same != out.instances.end()) {
+				same->mig_devices.push_back({m, id});
+				continue;
+			}
 			Gpu g;
-			g.pci_bus_id = normalize_bus_id(pci.bus_id);
+			g.pci_bus_id = out.parents.back();
 			g.memory = mem.total;
 			g.uuid = id;
 			g.parent_uuid = parent;
-			g.mig_index = static_cast<int>(m);
 			g.gpu_instance = gi;
-			out.push_back(g);
+			g.mig_devices.push_back({m, id});
+			out.instances.push_back(g);
 		}
 	}
 	return out;

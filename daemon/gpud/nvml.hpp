@@ -2,12 +2,14 @@
 // and per-process usage for processes that bypass the agent.
 //
 // MIG (NVIDIA's MIG user guide; nvml.h): a GPU in MIG mode is split into
-// instances, each with its own memory. NVML reaches them from the parent
-// by index, 0 to nvmlDeviceGetMaxMigDeviceCount, with holes (NOT_FOUND)
-// where an instance was destroyed; a MIG handle answers UUID ("MIG-…"),
-// memory and processes for its instance alone. CUDA names an instance
+// GPU instances, each with its own memory, and those into compute
+// instances, which share it. NVML reaches each compute instance, a "MIG
+// device", from the parent by index, 0 to nvmlDeviceGetMaxMigDeviceCount,
+// with holes (NOT_FOUND) where one was destroyed; a MIG handle answers
+// UUID ("MIG-…"), its GPU instance's memory and its own processes. CUDA names an instance
 // by its parent's PCI bus id, so a bus id cannot tell instances apart:
-// the daemon keeps each as a GPU of its own, named by its UUID.
+// the daemon keeps each GPU instance as a GPU of its own, named by the
+// UUIDs of its compute instances.
 #pragma once
 
 #include <memory>
@@ -27,16 +29,22 @@ public:
 	Nvml &operator=(const Nvml &) = delete;
 
 	std::vector<ProcessUse> processes(const Gpu &gpu) override;
-	// Every instance of every GPU in MIG mode, in bus id then index order,
-	// each with its parent's bus id, its memory and its names.
-	std::vector<Gpu> mig_instances();
+
+	struct Mig {
+		std::vector<std::string> parents;	// the bus ids of the GPUs in MIG mode
+		// Their GPU instances, in bus id then index order, each with its
+		// parent's bus id, its memory, its names and its compute instances.
+		std::vector<Gpu> instances;
+	};
+	Mig mig();
 	std::string uuid_of(const std::string &pci_bus_id);
 
 	struct Api;
 
 private:
 	explicit Nvml(std::unique_ptr<Api> api);
-	void *handle_of(const Gpu &gpu);
+	void *mig_handle(void *parent, const Gpu::MigDevice &d);
+	std::vector<ProcessUse> processes_on(void *dev);
 	std::unique_ptr<Api> api_;
 };
 

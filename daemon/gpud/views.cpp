@@ -11,9 +11,12 @@ status::Status Views::status()
 	for (const Gpu &g : discovery_.gpus) {
 		gos_gpu_stats st{};
 		engine_.gpu_stats(g.index, st);
-		status::GpuStatus gs{g.index,	   g.pci_bus_id, g.uuid,	g.parent_uuid, g.gpu_instance, g.numa_node,
-				     g.memory,	   g.simulated,	 st.capacity,	st.used,       st.external,    st.evicting,
-				     st.waiting, {}};
+		std::vector<std::string> mig_devices;
+		for (const Gpu::MigDevice &d : g.mig_devices)
+			mig_devices.push_back(d.uuid);
+		status::GpuStatus gs{g.index,	   g.pci_bus_id, g.uuid,	g.parent_uuid, g.gpu_instance, mig_devices,
+				     g.numa_node,  g.memory,	 g.simulated,	st.capacity,   st.used,	       st.external,
+				     st.evicting, st.waiting,	 {}};
 		for (const auto &[id, job] : ledger_.jobs())
 			for (const auto &jg : job.gpus) {
 				if (jg.node_gpu != g.index || !jg.tenant)

@@ -32,6 +32,7 @@ struct Shared {
 	std::uint64_t driver_evicted[max_slots];
 	struct Proc {
 		pid_t pid;
+		int compute_instance;	// of the MIG device it sees; -1: none
 		std::uint64_t used[max_slots];
 		std::uint64_t managed[max_slots];	// of used
 		std::uint64_t evicted[max_slots];	// not yet taken
@@ -112,6 +113,7 @@ Shared::Proc &my_slot()
 	for (auto &p : shared->procs)
 		if (!p.pid) {
 			p.pid = me;
+			p.compute_instance = visible_compute_instance();
 			return p;
 		}
 	std::fprintf(stderr, "fakecuda: more than %d processes share the state file\n", max_procs);
@@ -297,7 +299,7 @@ DeviceUsage usage(int dev)
 	return slot_usage(cuda_slot(dev));
 }
 
-int processes(int slot, ProcessBytes *out, int max)
+int processes(int slot, ProcessBytes *out, int max, int compute_instance)
 {
 	state_init();
 	lock();
@@ -305,7 +307,7 @@ int processes(int slot, ProcessBytes *out, int max)
 	int n = 0;
 	for (const auto &p : shared->procs) {
 		std::uint64_t bytes = p.used[slot] - p.managed[slot];
-		if (!p.pid || !bytes)
+		if (!p.pid || !bytes || (compute_instance >= 0 && p.compute_instance != compute_instance))
 			continue;
 		if (n < max)
 			out[n] = {p.pid, bytes};

@@ -54,12 +54,13 @@ DeviceUsage usage(int dev);
 DeviceUsage slot_usage(int slot);
 // Each live process's device bytes in slot, managed pages not counted: the
 // fake NVML's per-process usage (nvml.cpp). Returns how many processes
-// hold any, writing at most max of them.
+// hold any, writing at most max of them; compute_instance >= 0: only
+// those that see that compute instance of slot's GPU instance.
 struct ProcessBytes {
 	pid_t pid;
 	std::uint64_t bytes;
 };
-int processes(int slot, ProcessBytes *out, int max);
+int processes(int slot, ProcessBytes *out, int max, int compute_instance = -1);
 
 // The per-call record: appended to FAKECUDA_LOG when set.
 void log_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -119,7 +119,7 @@ FAKE_API CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice d)
 	if (!id || len <= 0 || d < 0 || d >= device_count())
 		return CUDA_ERROR_INVALID_VALUE;
 	// A MIG device has its parent's.
-	const MigInstance *mig = mig_in_slot(cuda_slot(d));
+	const MigDevice *mig = mig_in_slot(cuda_slot(d));
 	std::snprintf(id, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x40 + (mig ? mig->parent : d));
 	return CUDA_SUCCESS;
 }

@@ -45,8 +45,8 @@ struct PciInfo {	// nvmlPciInfo_t
 	char busId[32];
 };
 
-// A handle is a physical device's index + 1, or a MIG instance's slot +
-// mig_base, so that null is never one.
+// A handle is a physical device's index + 1, or mig_base + a MIG device's
+// parent * 16 + index, so that null is never one.
 constexpr std::uintptr_t mig_base = 0x100;
 
 void *handle_of(std::uintptr_t h) { return reinterpret_cast<void *>(h); }
@@ -57,23 +57,24 @@ int physical_of(void *handle)
 	return d >= 1 && d <= static_cast<std::uintptr_t>(fakecuda::physical_count()) ? static_cast<int>(d - 1) : -1;
 }
 
-const fakecuda::MigInstance *mig_of(void *handle)
+const fakecuda::MigDevice *mig_of(void *handle)
 {
 	auto d = reinterpret_cast<std::uintptr_t>(handle);
-	return d >= mig_base ? fakecuda::mig_in_slot(static_cast<int>(d - mig_base)) : nullptr;
+	return d >= mig_base ? fakecuda::mig_at(static_cast<int>((d - mig_base) / 16), static_cast<int>((d - mig_base) % 16))
+			     : nullptr;
 }
 
 bool started;
 
-// Writes slot's processes, each with its instance's ids off MIG's 0xFFFFFFFF.
-int list_processes(int slot, unsigned gi, unsigned ci, ProcessInfo *infos, unsigned room, unsigned &written)
+// Adds slot's processes to out, each with its instance's ids (0xFFFFFFFF
+// off MIG); returns how many there are.
+int list_processes(int slot, unsigned gi, unsigned ci, ProcessInfo *out, int room, int have, int only_ci = -1)
 {
 	fakecuda::ProcessBytes found[256];
-	int n = fakecuda::processes(slot, found, 256);
-	for (int i = 0; i < n && i < 256; i++)
-		if (written < room)
-			infos[written++] = {static_cast<unsigned int>(found[i].pid), found[i].bytes, gi, ci};
-	return n < 256 ? n : 256;
+	int n = fakecuda::processes(slot, found, 256, only_ci);
+	for (int i = 0; i < n && i < 256 && have + i < room; i++)
+		out[have + i] = {static_cast<unsigned int>(found[i].pid), found[i].bytes, gi, ci};
+	return n;
 }
 
 } // namespace
@@ -142,7 +143,7 @@ FAKE_API int nvmlDeviceGetPciInfo_v3(void *handle, PciInfo *pci)
 	if (!started)
 		return uninitialized;
 	int dev = physical_of(handle);
-	if (const fakecuda::MigInstance *mig = mig_of(handle))
+	if (const fakecuda::MigDevice *mig = mig_of(handle))
 		dev = mig->parent;
 	if (!pci || dev < 0)
 		return invalid_argument;
@@ -158,7 +159,7 @@ FAKE_API int nvmlDeviceGetUUID(void *handle, char *uuid, unsigned int length)
 	if (!started)
 		return uninitialized;
 	int dev = physical_of(handle);
-	const fakecuda::MigInstance *mig = mig_of(handle);
+	const fakecuda::MigDevice *mig = mig_of(handle);
 	if (!uuid || (dev < 0 && !mig))
 		return invalid_argument;
 	char id[96];
@@ -201,10 +202,10 @@ FAKE_API int nvmlDeviceGetMigDeviceHandleByIndex(void *handle, unsigned int inde
 	int dev = physical_of(handle);
 	if (!mig || dev < 0 || !fakecuda::mig_enabled(dev) || index >= fakecuda::max_mig_per_gpu)
 		return invalid_argument;
-	const fakecuda::MigInstance *m = fakecuda::mig_at(dev, static_cast<int>(index));
+	const fakecuda::MigDevice *m = fakecuda::mig_at(dev, static_cast<int>(index));
 	if (!m)
 		return not_found;
-	*mig = handle_of(mig_base + static_cast<std::uintptr_t>(m->slot));
+	*mig = handle_of(mig_base + static_cast<std::uintptr_t>(m->parent * 16 + m->index));
 	return ok;
 }
 
@@ -212,7 +213,7 @@ FAKE_API int nvmlDeviceGetGpuInstanceId(void *handle, unsigned int *id)
 {
 	if (!started)
 		return uninitialized;
-	const fakecuda::MigInstance *mig = mig_of(handle);
+	const fakecuda::MigDevice *mig = mig_of(handle);
 	if (!id || !mig)
 		return physical_of(handle) >= 0 ? not_supported : invalid_argument;
 	*id = mig->gpu_instance;
@@ -224,7 +225,7 @@ FAKE_API int nvmlDeviceGetMemoryInfo(void *handle, Memory *memory)
 	if (!started)
 		return uninitialized;
 	int dev = physical_of(handle);
-	const fakecuda::MigInstance *mig = mig_of(handle);
+	const fakecuda::MigDevice *mig = mig_of(handle);
 	if (!memory || (dev < 0 && !mig))
 		return invalid_argument;
 	fakecuda::DeviceUsage u = fakecuda::slot_usage(mig ? mig->slot : dev);
@@ -237,20 +238,29 @@ FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(void *handle, unsigned int 
 	if (!started)
 		return uninitialized;
 	int dev = physical_of(handle);
-	const fakecuda::MigInstance *mig = mig_of(handle);
+	const fakecuda::MigDevice *mig = mig_of(handle);
 	if ((dev < 0 && !mig) || !count || (*count && !infos))
 		return invalid_argument;
-	unsigned room = *count, written = 0;
+	// As NVML says of a count too small: only the count needed comes back,
+	// never a part of the table.
+	constexpr int most = 512;
+	static thread_local ProcessInfo all[most];
 	int needed = 0;
 	if (mig) {
-		needed = list_processes(mig->slot, mig->gpu_instance, 0, infos, room, written);
+		needed = list_processes(mig->slot, mig->gpu_instance, mig->compute_instance, all, most, 0,
+					static_cast<int>(mig->compute_instance));
 	} else if (fakecuda::mig_enabled(dev)) {
 		for (int i = 0; i < fakecuda::max_mig_per_gpu; i++)
-			if (const fakecuda::MigInstance *m = fakecuda::mig_at(dev, i))
-				needed += list_processes(m->slot, m->gpu_instance, 0, infos, room, written);
+			if (const fakecuda::MigDevice *m = fakecuda::mig_at(dev, i); m && m->compute_instance == 0)
+				needed += list_processes(m->slot, m->gpu_instance, 0, all, most, needed);
 	} else {
-		needed = list_processes(dev, 0xFFFFFFFFu, 0xFFFFFFFFu, infos, room, written);
+		needed = list_processes(dev, 0xFFFFFFFFu, 0xFFFFFFFFu, all, most, 0);
 	}
+	unsigned room = *count;
 	*count = static_cast<unsigned int>(needed);
-	return static_cast<unsigned int>(needed) > room ? insufficient_size : ok;
+	if (static_cast<unsigned int>(needed) > room)
+		return insufficient_size;
+	for (int i = 0; i < needed && i < most; i++)
+		infos[i] = all[i];
+	return ok;
 }

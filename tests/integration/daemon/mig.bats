@@ -19,10 +19,11 @@ WHOLE=GPU-fa4ec0de-0000-4000-8000-000000000000
 PARENT=GPU-fa4ec0de-0000-4000-8000-000000000001
 SMALL=MIG-fa4ec0de-0001-4000-8000-000000000007	# 256 MiB, MIG index 0, GPU instance 7
 LARGE=MIG-fa4ec0de-0001-4000-8000-000000000009	# 512 MiB, MIG index 2, GPU instance 9
+LARGE_CI1=MIG-fa4ec0de-0001-4001-8000-000000000009	# its second compute instance, MIG index 3
 
 setup() {
 	D=$(mktemp -d)
-	export FAKECUDA_DEVICES=2 FAKECUDA_MEMORY=1G FAKECUDA_MIG="1:256M,-,512M" FAKECUDA_STATE=$D/fakecuda
+	export FAKECUDA_DEVICES=3 FAKECUDA_MEMORY=1G FAKECUDA_MIG="1:256M,-,512M/2;2:-" FAKECUDA_STATE=$D/fakecuda
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0
 	SIMULATED=none LD_LIBRARY_PATH=$B/tests/fakecuda:$B/tests/fakecuda/nvml daemon_up "reserve: 0"
 	APPS=()
@@ -73,20 +74,20 @@ gpu_field() {
 # Evictions the agent of NAME counted (stats' fifth figure).
 evictions() { say "$1" stats | awk '{print $6}'; }
 
-@test "each MIG instance is a GPU of its own: named by its UUID, its parent's bus id, its own memory; the parent is none" {
+@test "each MIG instance is a GPU of its own: named by its UUID, its parent's bus id, its own memory; a parent in MIG mode is none, even without instances" {
 	run "$CTL" --socket "$D/s.sock" --json status
 	echo "$output"
 	[ "$status" -eq 0 ]
-	/usr/bin/python3 - "$output" "$WHOLE" "$PARENT" "$SMALL" "$LARGE" <<'EOF'
+	/usr/bin/python3 - "$output" "$WHOLE" "$PARENT" "$SMALL" "$LARGE" "$LARGE_CI1" <<'EOF'
 import json, sys
 s = json.loads(sys.argv[1])
-whole, parent, small, large = sys.argv[2:]
+whole, parent, small, large, large_ci1 = sys.argv[2:]
 assert s["gpu_source"] == "CUDA+NVML, MIG", s["gpu_source"]
-got = [(g["gpu"], g["pci_bus_id"], g["uuid"], g["mig_parent"], g["gpu_instance"], g["memory"], g["capacity"])
-       for g in s["gpus"]]
-want = [(0, "0000:40:00.0", whole, "", 0, 1 << 30, 1 << 30),
-        (1, "0000:41:00.0", small, parent, 7, 256 << 20, 256 << 20),
-        (2, "0000:41:00.0", large, parent, 9, 512 << 20, 512 << 20)]
+got = [(g["gpu"], g["pci_bus_id"], g["uuid"], g["mig_parent"], g["gpu_instance"], g["mig_devices"], g["memory"],
+        g["capacity"]) for g in s["gpus"]]
+want = [(0, "0000:40:00.0", whole, "", 0, [], 1 << 30, 1 << 30),
+        (1, "0000:41:00.0", small, parent, 7, [small], 256 << 20, 256 << 20),
+        (2, "0000:41:00.0", large, parent, 9, [large, large_ci1], 512 << 20, 512 << 20)]
 assert got == want, got
 EOF
 	run "$CTL" --socket "$D/s.sock" status
@@ -100,7 +101,7 @@ EOF
 	"$REGISTER" "$D/s.sock" step 8 2
 	"$REGISTER" "$D/s.sock" step 9 1
 	app a 7 "$SMALL"
-	app b 8 "$LARGE"
+	app b 8 "$LARGE_CI1"	# a compute instance: its GPU instance's memory
 	# Each fills most of its own instance: together more than either has.
 	[ "$(say a 'managed x 200')" = ok ]
 	[ "$(say b 'managed x 400')" = ok ]
@@ -127,13 +128,15 @@ EOF
 @test "memory a process uses outside gpuoversub counts on its own instance only (NVML per MIG instance)" {
 	# No agent: the daemon sees it only through NVML, on the instance's handle.
 	mkfifo "$D/in.raw"
-	CUDA_VISIBLE_DEVICES=$LARGE LD_LIBRARY_PATH=$B/tests/fakecuda "$B/tests/tools/gos_testapp" <"$D/in.raw" >"$D/out.raw" 2>&1 &
+	CUDA_VISIBLE_DEVICES=$LARGE_CI1 LD_LIBRARY_PATH=$B/tests/fakecuda "$B/tests/tools/gos_testapp" <"$D/in.raw" >"$D/out.raw" 2>&1 &
 	APPS+=($!)
 	exec {fd}>"$D/in.raw"
 	TO[raw]=$fd
 	wait_until 30 grep -qx ready "$D/out.raw"
 	[ "$(say raw 'alloc x 100')" = ok ]
 	wait_until 30 external_at_least 2 $((100 << 20))
+	# Once: each compute instance's handle lists its own processes.
+	[ "$(gpu_field 2 external)" -eq $((100 << 20)) ]
 	[ "$(gpu_field 1 external)" -eq 0 ]
 	[ "$(gpu_field 0 external)" -eq 0 ]
 	say raw quit

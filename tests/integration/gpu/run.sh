@@ -300,52 +300,58 @@ print(0 if g > 0.5 * a and (u == 'not-run' or g > float(u or 0)) else 1)" "$alon
 result pagedos-150pct $(( ok || rc )) "($line)"
 fi
 
-# 8. MIG (issue 48): where a GPU here is in MIG mode with two instances or
-# more, a daemon of its own finds each by its UUID with its own memory,
-# and two jobs on two instances of one card, each filling 60% of its own,
-# keep all of it on the GPU: neither evicts the other. The suite never
+# 8. MIG (issue 48): where a GPU here is in MIG mode with two GPU instances
+# or more, a daemon of its own finds each by its UUID with its own memory;
+# two jobs on two instances of one card, each filling 60% of its own, keep
+# all of it on the GPU, and a third job on the first instance, at 60% too,
+# makes one of that instance's two give way (the control). The suite never
 # changes a GPU's MIG mode (that resets the GPU); without instances it says
 # so and the row is not run.
 if want mig; then
-	mapfile -t migs < <(nvidia-smi -L | sed -n 's/.*(UUID: \(MIG-[^)]*\)).*/\1/p')
-	if [ "${#migs[@]}" -lt 2 ]; then
-		echo "SKIP mig-instances: no GPU here is in MIG mode with two instances (${#migs[@]} MIG devices); the row is not run"
-		printf 'mig-instances\tnot-run\tno GPU in MIG mode with two instances\n' >>"$results/checks.tsv"
-	else
-		mkdir -p "$work/mig"
+	mkdir -p "$work/mig"
+	if nvidia-smi -L | grep -q "(UUID: MIG-"; then
 		printf 'socket: %s\nstate_dir: %s\nreports: {dir: %s}\nreserve: 0\n' \
 			"$work/mig/sock" "$work/mig/state" "$work/mig/reports" >"$work/mig/policy.yaml"
 		"$BUILD/sbin/gpuoversubd" -c "$work/mig/policy.yaml" 2>"$work/mig/daemon.log" &
 		mig_daemon=$!
 		wait_until 10 test -S "$work/mig/sock"
 		"$BUILD/bin/gpuoversubctl" --socket "$work/mig/sock" --json status >"$work/mig/status.json"
-		# mig_gpu UUID FIELD: the daemon's GPU of that UUID, its FIELD.
-		mig_gpu() { python3 -c 'import json, sys
-g = [g for g in json.load(open(sys.argv[1]))["gpus"] if g["uuid"] == sys.argv[2]]
-print(g[0][sys.argv[3]] if g else "")' "$work/mig/status.json" "$1" "$2"; }
-		a=${migs[0]} b=${migs[1]}
-		ia=$(mig_gpu "$a" gpu) ib=$(mig_gpu "$b" gpu)
-		result mig-instances-named $([ -n "$ia" ] && [ -n "$ib" ] && [ "$ia" != "$ib" ]; echo $?) \
-			"(${#migs[@]} MIG devices; $a is GPU $ia with $(( $(mig_gpu "$a" memory || echo 0) >> 20 )) MiB, $b GPU $ib)"
-		if [ -n "$ia" ] && [ -n "$ib" ]; then
-			"$reg" "$work/mig/sock" step 901 "$ia" && "$reg" "$work/mig/sock" step 902 "$ib"
-			mib_a=$(( $(mig_gpu "$a" memory) * 60 / 100 >> 20 )) mib_b=$(( $(mig_gpu "$b" memory) * 60 / 100 >> 20 ))
-			on_mig() { CUDA_VISIBLE_DEVICES=$1 timeout -k 5 "$limit" env LD_PRELOAD="$agent" GPUOVERSUB_SOCKET="$work/mig/sock" \
-				GPUOVERSUB_REQUIRED=1 "$reg" "$work/mig/sock" exec "$2" "$gb" integrity "$3" 10; }
-			on_mig "$a" 901 "$mib_a" >"$work/mig/a.out" 2>&1 &
-			pa=$!
-			wait_until "$limit" holding "$work/mig/a.out" $pa
-			on_mig "$b" 902 "$mib_b" >"$work/mig/b.out" 2>&1 &
-			pb=$!
-			wait_until "$limit" holding "$work/mig/b.out" $pb
-			"$BUILD/bin/gpuoversubctl" --socket "$work/mig/sock" --json jobs >"$work/mig/jobs.json"
-			wait $pa; ra=$?; wait $pb; rb=$?
-			host=$(python3 -c 'import json, sys; print(sum(j["host"] for j in json.load(open(sys.argv[1]))))' "$work/mig/jobs.json")
-			result mig-two-instances-60pct $(( ra || rb || host != 0 )) \
-				"($mib_a and $mib_b MiB, $host bytes in host RAM; $(tr '\n' ' ' <"$work/mig/a.out") | $(tr '\n' ' ' <"$work/mig/b.out"))"
-		fi
-		kill "$mig_daemon"; wait "$mig_daemon" 2>/dev/null
 	fi
+	# Two GPU instances of one card: "GPU UUID MIB" for each, or nothing.
+	read -r ia a mib_a ib b mib_b < <(python3 -c 'import json, sys
+try:
+    gpus = json.load(open(sys.argv[1]))["gpus"]
+except OSError:
+    sys.exit(0)
+for x in gpus:
+    for y in gpus:
+        if x["mig_parent"] and x["mig_parent"] == y["mig_parent"] and x["gpu"] < y["gpu"]:
+            print(x["gpu"], x["uuid"], x["memory"] * 60 // 100 >> 20, y["gpu"], y["uuid"], y["memory"] * 60 // 100 >> 20)
+            sys.exit(0)' "$work/mig/status.json")
+	if [ -z "${b:-}" ]; then
+		echo "SKIP mig-two-instances: no GPU here is in MIG mode with two GPU instances; the row is not run"
+		printf 'mig-two-instances\tnot-run\tno GPU in MIG mode with two GPU instances\n' >>"$results/checks.tsv"
+	else
+		"$reg" "$work/mig/sock" step 901 "$ia" && "$reg" "$work/mig/sock" step 902 "$ib" && "$reg" "$work/mig/sock" step 903 "$ia"
+		# on_mig UUID JOB MIB: gpu_bench holding MIB on that instance, as a task of JOB.
+		on_mig() { CUDA_VISIBLE_DEVICES=$1 timeout -k 5 "$limit" env LD_PRELOAD="$agent" GPUOVERSUB_SOCKET="$work/mig/sock" \
+			GPUOVERSUB_REQUIRED=1 "$reg" "$work/mig/sock" exec "$2" "$gb" integrity "$3" 10 >"$work/mig/$2.out" 2>&1; }
+		# host_bytes JOB...: those jobs' bytes in host RAM now.
+		host_bytes() { "$BUILD/bin/gpuoversubctl" --socket "$work/mig/sock" --json jobs |
+			python3 -c 'import json, sys; print(sum(j["host"] for j in json.load(sys.stdin) if str(j["job"]) in sys.argv[1:]))' "$@"; }
+		on_mig "$a" 901 "$mib_a" & pa=$!
+		wait_until "$limit" holding "$work/mig/901.out" $pa
+		on_mig "$b" 902 "$mib_b" & pb=$!
+		wait_until "$limit" holding "$work/mig/902.out" $pb
+		apart=$(host_bytes 901 902)
+		on_mig "$a" 903 "$mib_a" & pc=$!
+		wait_until "$limit" holding "$work/mig/903.out" $pc
+		shared=$(host_bytes 901 903) other=$(host_bytes 902)
+		wait $pa; ra=$?; wait $pb; rb=$?; wait $pc; rc=$?
+		result mig-two-instances-60pct $(( ra || rb || rc || apart != 0 || shared == 0 || other != 0 )) \
+			"(GPU $ia $a and GPU $ib $b, $mib_a and $mib_b MiB: $apart bytes in host RAM apart; with a third job on GPU $ia, $shared there and $other on GPU $ib)"
+	fi
+	[ -z "${mig_daemon:-}" ] || { kill "$mig_daemon"; wait "$mig_daemon" 2>/dev/null; }
 fi
 
 # In a source tree, the figures go into bench/RESULTS.md and the README.

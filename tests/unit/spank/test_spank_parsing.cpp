@@ -94,13 +94,18 @@ BOOST_AUTO_TEST_CASE(mig_instances_by_uuid)
 	gpus[0].gpu = 0, gpus[0].uuid = "GPU-aaaa0000-1111";
 	gpus[1].gpu = 1, gpus[1].uuid = "MIG-bbbb0007", gpus[1].mig_parent = "GPU-cccc0000-2222", gpus[1].gpu_instance = 7;
 	gpus[2].gpu = 2, gpus[2].uuid = "MIG-bbbb0009", gpus[2].mig_parent = "GPU-cccc0000-2222", gpus[2].gpu_instance = 9;
+	gpus[2].mig_devices = {"MIG-bbbb0009", "MIG-bbbb0109"};	// two compute instances of GPU instance 9
 
-	BOOST_TEST(names_mig("MIG-bbbb0009"));
-	BOOST_TEST(names_mig("GPU-aaaa0000-1111,MIG-bbbb0007"));
-	for (const char *not_mig : {"", "0,1", "GPU-aaaa0000-1111", "3,GPU-MIG-x"}) {
-		BOOST_TEST_CONTEXT(not_mig) { BOOST_TEST(!names_mig(not_mig)); }
+	// Slurm on a MIG node names whole GPUs by UUID too.
+	for (const char *named : {"MIG-bbbb0009", "GPU-aaaa0000-1111,MIG-bbbb0007", "GPU-aaaa0000-1111"}) {
+		BOOST_TEST_CONTEXT(named) { BOOST_TEST(names_by_uuid(named)); }
+	}
+	for (const char *numbers : {"", "0,1", "3,GPU-MIG-x"}) {
+		BOOST_TEST_CONTEXT(numbers) { BOOST_TEST(!names_by_uuid(numbers)); }
 	}
 	BOOST_TEST((*gpus_by_uuid("MIG-bbbb0009,MIG-bbbb0007", gpus) == std::vector<std::uint32_t>{2, 1}));
+	// A second compute instance names its GPU instance, whose memory it shares.
+	BOOST_TEST((*gpus_by_uuid("MIG-bbbb0109", gpus) == std::vector<std::uint32_t>{2}));
 	// A whole GPU beside them, by a unique prefix as CUDA allows.
 	BOOST_TEST((*gpus_by_uuid("MIG-bbbb0007,GPU-aaaa", gpus) == std::vector<std::uint32_t>{1, 0}));
 	// The form before R470: the parent, the GPU instance, the compute instance.
