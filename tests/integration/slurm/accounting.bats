@@ -425,6 +425,9 @@ quit' | $GOS_BUILD/tests/tools/gos_testapp") && job_completed "$id"
 	wait_until 10 logged_since "$log_from" "$said" || { tail -n +"$log_from" "$GOS_DIR/log/gpuoversubd.log"; false; }
 	one_buffer_job
 	local slurmd=$GOS_DIR/log/slurmd.log report sealed
+	# The epilog may still be writing when scontrol shows the job
+	# COMPLETED (CI once read the report's lines and not yet the last).
+	wait_until 30 grep -qF "job $id: no job-wide part: munged at $socket" "$slurmd" || { tail -n 20 "$slurmd"; false; }
 	report=$(grep -n "\[gpuoversub\] gpuoversub report for job $id on node" "$slurmd" | cut -d: -f1)
 	sealed=$(grep -nF "job $id: no job-wide part: munged at $socket (jobwide.munge_socket) did not seal it: " "$slurmd" |
 		cut -d: -f1)
