@@ -116,12 +116,15 @@ logged_since() { tail -n +"$1" "$GOS_DIR/log/gpuoversubd.log" | grep -qF "$2"; }
 # the epilog's environment is slurmd's (issue 31, finding 8).
 @test "sacct shows the job's totals in its run's record, written once by the job's writer" {
 	node1_writes "$(slurm_free_port)"
+	local until_read=$GOS_DIR/release-totals
 	id=$(SLURM_RESTART_COUNT=2147483647 sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub \
 		--hold --wrap "echo 'alloc b 32
 verify b
-quit' | $GOS_BUILD/tests/tools/gos_testapp")
+quit' | $GOS_BUILD/tests/tools/gos_testapp; $(until_file "$until_read")")
 	scontrol update job "$id" AdminComment="site: project climate"	# a site's, set before ours
 	scontrol release "$id"
+	wait_until 30 named "$id"
+	touch "$until_read"
 	job_completed "$id"
 	wait_until 60 eval "sacct -j $id -n -P -X -o AdminComment | grep -q 'gpuoversub={'" || {
 		tail -n 20 "$GOS_DIR/log/gpuoversubd.log" "$GOS_DIR/log/slurmd.log"; false; }
@@ -403,16 +406,25 @@ assert file["field"] == line[line.index("gpuoversub="):], (file["field"], line)'
 	logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts"
 }
 
+# Slurm 22.05's epilog gives no start time: a job's run is the one the
+# daemon read from slurmctld while it ran, and a job ended before that
+# read has no job-wide record (issue 50's short jobs). The jobs here run
+# until it has (named), and then until_file's file is made.
+until_file() { echo "timeout 120 sh -c 'until [ -e $1 ]; do sleep 0.1; done'"; }
+
 # Whether the daemon has job $1's names from slurmctld (read with its run).
 named() {
 	ctl --json jobs | python3 -c 'import json, sys; sys.exit(0 if any(j["job"] == int(sys.argv[1]) and j["partition"] for j in json.load(sys.stdin)) else 1)' "$1"
 }
 
-# A job of one buffer that has ended COMPLETED: its id in id.
+# A job of one buffer that has ended COMPLETED: its id in id. It runs
+# until the daemon has read it from slurmctld (named).
 one_buffer_job() {
+	local until_read=$GOS_DIR/release-one-$RANDOM$RANDOM
 	id=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --gres=shard:1 --gpu-mem-oversub --wrap "echo 'alloc b 32
 verify b
-quit' | $GOS_BUILD/tests/tools/gos_testapp") && job_completed "$id"
+quit' | $GOS_BUILD/tests/tools/gos_testapp; $(until_file "$until_read")") &&
+		wait_until 30 named "$id" && touch "$until_read" && job_completed "$id"
 }
 
 # Issue 48: a site without munged (Slurm's auth/slurm needs none). The
@@ -439,12 +451,7 @@ quit' | $GOS_BUILD/tests/tools/gos_testapp") && job_completed "$id"
 	[ -n "$report" ] && [ -n "$sealed" ] && [ "$report" -lt "$sealed" ] || { tail -n 20 "$slurmd"; false; }
 	[ -f "$GOS_DIR/reports/job-$id.json" ]
 	ln -s "$GOS_MUNGE_SOCK" "$socket"
-	# Slurm 22.05's epilog gives no start time: the job runs until the
-	# daemon has read slurmctld's, with its names (a job ended before that
-	# read has no record: issue 50's short jobs).
-	id=$(held_job late-munged 1)
-	wait_until 30 named "$id"
-	release late-munged "$id"
+	one_buffer_job
 	wait_until 60 logged_since "$log_from" "job-wide: job $id run 0: record written, 1 of 1 parts" || {
 		grep "job $id" "$GOS_DIR/log/slurmd.log"; tail -n 20 "$GOS_DIR/log/gpuoversubd.log"; false; }
 	[ "$(tail -n +"$log_from" "$GOS_DIR/log/gpuoversubd.log" | grep -cF "$said")" -eq 1 ] || {
