@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "daemon/gpud/dl_symbol.hpp"
 #include "daemon/gpud/locality.hpp"
 #include "daemon/gpud/nvml.hpp"
 
@@ -21,12 +22,6 @@ using cuDeviceGet_t = int (*)(int *, int);
 using cuDeviceTotalMem_t = int (*)(std::size_t *, int);
 using cuDeviceGetPCIBusId_t = int (*)(char *, int, int);
 
-template <class F>
-F sym(void *lib, const char *name)
-{
-	return reinterpret_cast<F>(::dlsym(lib, name));
-}
-
 std::vector<Gpu> cuda_gpus(std::string &why)
 {
 	void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -34,11 +29,11 @@ std::vector<Gpu> cuda_gpus(std::string &why)
 		why = "the CUDA driver (libcuda.so.1) is not installed";
 		return {};
 	}
-	auto init = sym<cuInit_t>(lib, "cuInit");
-	auto count = sym<cuDeviceGetCount_t>(lib, "cuDeviceGetCount");
-	auto get = sym<cuDeviceGet_t>(lib, "cuDeviceGet");
-	auto mem = sym<cuDeviceTotalMem_t>(lib, "cuDeviceTotalMem_v2");
-	auto bus = sym<cuDeviceGetPCIBusId_t>(lib, "cuDeviceGetPCIBusId");
+	auto init = dl_symbol<cuInit_t>(lib, "cuInit");
+	auto count = dl_symbol<cuDeviceGetCount_t>(lib, "cuDeviceGetCount");
+	auto get = dl_symbol<cuDeviceGet_t>(lib, "cuDeviceGet");
+	auto mem = dl_symbol<cuDeviceTotalMem_t>(lib, "cuDeviceTotalMem_v2");
+	auto bus = dl_symbol<cuDeviceGetPCIBusId_t>(lib, "cuDeviceGetPCIBusId");
 	int n = 0, rc = -1;
 	if (!init || !count || !get || !mem || !bus)
 		why = "libcuda.so.1 lacks the driver API entry points gpuoversubd needs";

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "daemon/gpud/dl_symbol.hpp"
+
 namespace gos::gpud {
 
 namespace {
@@ -31,12 +33,6 @@ struct PciInfo {		// nvmlPciInfo_t
 	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
 	char bus_id[32];
 };
-
-template <class F>
-F sym(void *lib, const char *name)
-{
-	return reinterpret_cast<F>(::dlsym(lib, name));
-}
 
 } // namespace
 
@@ -70,18 +66,18 @@ std::unique_ptr<Nvml> Nvml::open()
 	if (!api->lib)
 		return nullptr;
 	Api &a = *api;
-	a.init = sym<decltype(a.init)>(a.lib, "nvmlInit_v2");
-	a.count = sym<decltype(a.count)>(a.lib, "nvmlDeviceGetCount_v2");
-	a.by_index = sym<decltype(a.by_index)>(a.lib, "nvmlDeviceGetHandleByIndex_v2");
-	a.by_bus = sym<decltype(a.by_bus)>(a.lib, "nvmlDeviceGetHandleByPciBusId_v2");
-	a.uuid = sym<decltype(a.uuid)>(a.lib, "nvmlDeviceGetUUID");
-	a.pci = sym<decltype(a.pci)>(a.lib, "nvmlDeviceGetPciInfo_v3");
-	a.mig_mode = sym<decltype(a.mig_mode)>(a.lib, "nvmlDeviceGetMigMode");
-	a.mig_max = sym<decltype(a.mig_max)>(a.lib, "nvmlDeviceGetMaxMigDeviceCount");
-	a.mig_by_index = sym<decltype(a.mig_by_index)>(a.lib, "nvmlDeviceGetMigDeviceHandleByIndex");
-	a.gpu_instance = sym<decltype(a.gpu_instance)>(a.lib, "nvmlDeviceGetGpuInstanceId");
-	a.memory = sym<decltype(a.memory)>(a.lib, "nvmlDeviceGetMemoryInfo");
-	a.procs = sym<decltype(a.procs)>(a.lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+	a.init = dl_symbol<decltype(a.init)>(a.lib, "nvmlInit_v2");
+	a.count = dl_symbol<decltype(a.count)>(a.lib, "nvmlDeviceGetCount_v2");
+	a.by_index = dl_symbol<decltype(a.by_index)>(a.lib, "nvmlDeviceGetHandleByIndex_v2");
+	a.by_bus = dl_symbol<decltype(a.by_bus)>(a.lib, "nvmlDeviceGetHandleByPciBusId_v2");
+	a.uuid = dl_symbol<decltype(a.uuid)>(a.lib, "nvmlDeviceGetUUID");
+	a.pci = dl_symbol<decltype(a.pci)>(a.lib, "nvmlDeviceGetPciInfo_v3");
+	a.mig_mode = dl_symbol<decltype(a.mig_mode)>(a.lib, "nvmlDeviceGetMigMode");
+	a.mig_max = dl_symbol<decltype(a.mig_max)>(a.lib, "nvmlDeviceGetMaxMigDeviceCount");
+	a.mig_by_index = dl_symbol<decltype(a.mig_by_index)>(a.lib, "nvmlDeviceGetMigDeviceHandleByIndex");
+	a.gpu_instance = dl_symbol<decltype(a.gpu_instance)>(a.lib, "nvmlDeviceGetGpuInstanceId");
+	a.memory = dl_symbol<decltype(a.memory)>(a.lib, "nvmlDeviceGetMemoryInfo");
+	a.procs = dl_symbol<decltype(a.procs)>(a.lib, "nvmlDeviceGetComputeRunningProcesses_v3");
 	if (!a.usable() || a.init() != nvml_success) {
 		::dlclose(a.lib);
 		return nullptr;
