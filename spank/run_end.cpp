@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -36,15 +37,23 @@ std::uint64_t env_number(const char *name)
 	return end && !*end ? n : 0;
 }
 
-// JOBWIDE_PART: the run's end, with FRAME (empty: none).
-proto::Typed<gos_rep_jobwide> tell(const std::string &socket, const EpilogRun &run, const std::string &frame)
+// Seals the part into FRAME for the daemon on C; false when it could not.
+using Sealer = std::function<bool(proto::Client &c, std::string &frame)>;
+
+// JOBWIDE_PART: the run's end, with the frame SEAL makes (none: no part).
+// Not asked when SEAL fails: the reply is then empty, status 0, and SEAL
+// has said why.
+proto::Typed<gos_rep_jobwide> tell(const std::string &socket, const EpilogRun &run, const Sealer &seal)
 {
-	gos_req_jobwide head = run.head;
-	head.nodelist_len = static_cast<__u32>(run.nodelist.size());
-	head.frame_len = static_cast<__u32>(frame.size());
-	const std::string bytes = run.nodelist + frame;
 	proto::Typed<gos_rep_jobwide> out;
 	proto::Reply r = ask_daemon(socket, [&](proto::Client &c) {
+		std::string frame;
+		if (seal && !seal(c, frame))
+			return proto::Reply{};
+		gos_req_jobwide head = run.head;
+		head.nodelist_len = static_cast<__u32>(run.nodelist.size());
+		head.frame_len = static_cast<__u32>(frame.size());
+		const std::string bytes = run.nodelist + frame;
 		out = c.jobwide_part(head, reinterpret_cast<const __u8 *>(bytes.data()), bytes.size());
 		return proto::Reply(out);
 	});
@@ -98,7 +107,7 @@ std::optional<EpilogRun> epilog_run(const PlugstackArgs &args, std::uint64_t job
 	std::memcpy(head.node, node.data(), node.size());
 	if (head.start)
 		return run;
-	auto r = tell(args.socket, run, "");	// Slurm 22.05: the daemon names the run it saw
+	auto r = tell(args.socket, run, nullptr);	// Slurm 22.05: the daemon names the run it saw
 	if (r.status) {
 		not_taken(job, r);
 		return std::nullopt;
@@ -118,19 +127,26 @@ void send_part(const PlugstackArgs &args, const config::Config &cfg, const Epilo
 	p.run = head.run;
 	p.start = head.start;
 	p.node = std::string(head.node, ::strnlen(head.node, sizeof head.node));
-	std::string frame;
+	std::uint64_t ttl = 0;
 	try {
 		auto names = expand_hostlist(run.nodelist);
 		p.writers.assign(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 2));
 		p.part = report::node_part(report, p.node, head.run).dump();
-		const auto ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
-		if (auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame))
-			return not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
+		ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %lu: no job-wide part: %s", id, e.what());
 		return;
 	}
-	if (auto r = tell(args.socket, run, frame); r.status)
+	// Sealed for the daemons' user alone (and root): the uid of the daemon
+	// this node hands it to, as every node of a cluster runs it.
+	auto r = tell(args.socket, run, [&](proto::Client &c, std::string &frame) {
+		auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame,
+						  c.peer_uid());
+		if (failure)
+			not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
+		return !failure;
+	});
+	if (r.status)
 		not_taken(head.job_id, r);
 }
 

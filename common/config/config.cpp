@@ -297,6 +297,8 @@ void Loader::jobwide(const Node *n, Config &cfg) const
 			cfg.start.jobwide_listen = s;
 		} else if (key == start_key::jobwide_munge_socket)
 			cfg.start.jobwide_munge_socket = path(v, key, false);
+		else if (key == start_key::jobwide_reserved_ports)
+			cfg.start.jobwide_reserved_ports = boolean(v, key);
 		else if (k == "wait") {
 			out.wait_ns = duration(v, key, false);
 			wait = v;
@@ -313,8 +315,8 @@ void Loader::jobwide(const Node *n, Config &cfg) const
 			out.record_helper = choice<RecordHelper>(
 				v, key, {{"socket", RecordHelper::socket}, {"direct", RecordHelper::direct}, {"none", RecordHelper::none}});
 		else
-			fail(v, "unknown key '" + k + "' in 'jobwide'; use port, listen, munge_socket, wait, failover_after, "
-				"send_for, keep, max_nodes or record_helper");
+			fail(v, "unknown key '" + k + "' in 'jobwide'; use port, listen, munge_socket, reserved_ports, wait, "
+				"failover_after, send_for, keep, max_nodes or record_helper");
 	});
 	if (out.send_for_ns < out.wait_ns)
 		fail(send_for ? send_for : wait ? wait : n,

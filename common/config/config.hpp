@@ -93,6 +93,9 @@ struct StartSettings {
 	std::uint16_t jobwide_port = 6828;
 	std::string jobwide_listen;
 	std::string jobwide_munge_socket = "/run/munge/munge.socket.2";
+	// Parts leave from, and the door takes only, ports below 1024, which
+	// no user can bind (the daemon needs CAP_NET_BIND_SERVICE).
+	bool jobwide_reserved_ports = true;
 	// Fixed cadences, not in the policy file.
 	std::uint64_t usage_period_ns = 1'000'000'000ULL;	// NVML per-process usage
 	std::uint64_t persist_period_ns = 1'000'000'000ULL;	// counters to state_dir

@@ -179,6 +179,58 @@ std::optional<std::string> decode_answer(std::string_view line, Answer &out)
 	return "bad_answer";
 }
 
+std::optional<std::string> encode_answer_payload(const Answer &a, const AnswerTo &to, std::string &out)
+{
+	std::string line;
+	if (auto bad = encode_answer(a, line))
+		return bad;
+	line.pop_back();
+	if (!to.job || !valid_node(to.node))
+		return "bad_answer";
+	out = nlohmann::json{{"answer", line}, {"job", to.job}, {"start", to.start}, {"node", to.node}}.dump();
+	return std::nullopt;
+}
+
+std::optional<std::string> decode_answer_payload(std::string_view text, const AnswerTo &to, Answer &out)
+{
+	const auto j = nlohmann::json::parse(text, nullptr, false);
+	if (j.is_discarded() || !j.is_object() || j.size() != 4 || !j.contains("answer") || !j["answer"].is_string() ||
+	    !j.contains("job") || !j["job"].is_number_unsigned() || !j.contains("start") ||
+	    !j["start"].is_number_integer() || !j.contains("node") || !j["node"].is_string())
+		return "bad_answer";
+	if (j["job"].get<std::uint64_t>() != to.job || j["start"].get<std::int64_t>() != to.start ||
+	    j["node"].get<std::string>() != to.node)
+		return "not_this_part";
+	return decode_answer(j["answer"].get<std::string>() + '\n', out);
+}
+
+namespace {
+
+constexpr std::string_view sealed_word = "sealed ";
+
+} // namespace
+
+std::optional<std::string> encode_sealed_line(const std::string &credential, std::string &out)
+{
+	if (credential.empty() || !printable(credential))
+		return "bad_answer";
+	if (sealed_word.size() + credential.size() + 1 > sealed_answer_max_bytes)
+		return "oversize";
+	out = std::string(sealed_word) + credential + '\n';
+	return std::nullopt;
+}
+
+std::optional<std::string> sealed_credential(std::string_view line)
+{
+	if (line.size() > sealed_answer_max_bytes || !line.starts_with(sealed_word) || !line.ends_with('\n'))
+		return std::nullopt;
+	line.remove_prefix(sealed_word.size());
+	line.remove_suffix(1);
+	if (line.empty() || !printable(line))
+		return std::nullopt;
+	return std::string(line);
+}
+
 namespace {
 
 constexpr std::string_view payload_keys[] = {"job", "run", "start", "node", "writers", "part"};

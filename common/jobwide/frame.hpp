@@ -71,6 +71,29 @@ struct Answer {
 std::optional<std::string> encode_answer(const Answer &a, std::string &out);
 std::optional<std::string> decode_answer(std::string_view line, Answer &out);
 
+// An answer sealed by the writer's daemon: the line "sealed CREDENTIAL\n",
+// at most sealed_answer_max_bytes. The credential holds the answer and the
+// part it answers, {"answer":"ok","job":J,"start":S,"node":"N"}, so that
+// whoever holds the port in the daemon's place can neither forge an answer
+// (munged names the uid that sealed it) nor pass one part's off as
+// another's. Every answer to a part munged has opened is sealed; those
+// given before (the door's limits, a bad frame) are not, and a sender takes
+// them as busy.
+constexpr std::size_t sealed_answer_max_bytes = 2048;
+struct AnswerTo {
+	std::uint32_t job = 0;
+	std::int64_t start = 0;
+	std::string node;	// the sender
+};
+// The credential's payload; reasons as encode_answer's.
+std::optional<std::string> encode_answer_payload(const Answer &a, const AnswerTo &to, std::string &out);
+// Reasons: bad_answer (the text), not_this_part (it answers another).
+std::optional<std::string> decode_answer_payload(std::string_view text, const AnswerTo &to, Answer &out);
+// The sealed line of CREDENTIAL; oversize or bad_answer when it cannot be one.
+std::optional<std::string> encode_sealed_line(const std::string &credential, std::string &out);
+// LINE's credential when LINE is a sealed answer, else nothing.
+std::optional<std::string> sealed_credential(std::string_view line);
+
 // What the credential seals: compact JSON with exactly these keys, at most
 // payload_max_bytes. A missing or extra key, or one of another type, is
 // refused: a sender of another version must not pass for this one.

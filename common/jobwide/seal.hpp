@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/types.h>
+
 #include "common/jobwide/frame.hpp"
 
 namespace gos::jobwide {
@@ -21,7 +23,9 @@ struct SealFailure {
 };
 
 // Sets FRAME to P sealed through the munged at MUNGE_SOCKET, valid TTL
-// seconds, and framed; or returns why not.
-std::optional<SealFailure> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame);
+// seconds, and framed; or returns why not. With READER (the daemons' uid),
+// only that uid and root can open it: a part is no other user's to read.
+std::optional<SealFailure> seal_part(const Payload &p, int ttl, const std::string &munge_socket, std::string &frame,
+				     std::optional<uid_t> reader = std::nullopt);
 
 } // namespace gos::jobwide

@@ -20,6 +20,15 @@ std::string root_socket_of(const std::string &socket_path)
 	return socket_path + ".root";
 }
 
+std::optional<uid_t> Client::peer_uid() const
+{
+	struct ucred cred {};
+	socklen_t len = sizeof cred;
+	if (::getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return std::nullopt;
+	return cred.uid;
+}
+
 int Client::connect_to(const std::string &path)
 {
 	sockaddr_un addr{};

@@ -22,6 +22,8 @@
 #include <string>
 #include <thread>
 
+#include <sys/types.h>
+
 #include "common/proto/requests.hpp"
 #include "common/proto/wire.hpp"
 
@@ -128,6 +130,8 @@ public:
 	// Without a reader: the next pushed order, waiting up to timeout_ms.
 	std::optional<gos_wire_order> next_order(int timeout_ms);
 	int fd() const { return fd_; }
+	// The daemon's uid (SO_PEERCRED), or nothing if the kernel will not say.
+	std::optional<uid_t> peer_uid() const;
 	// Closes the socket without a word and without joining the reader: for
 	// a forked child, whose copy of the connection is its parent's. The
 	// client is then only fit to be leaked (its reader is not the child's).

@@ -62,7 +62,7 @@ Decoded::Status status_of(munge_err_t err)
 } // namespace
 
 std::optional<std::string> encode(std::string_view payload, int ttl, const std::string &socket,
-				  std::string &credential)
+				  std::string &credential, std::optional<uid_t> reader)
 {
 	if (payload.size() > INT_MAX)
 		return "payload too long";
@@ -70,6 +70,8 @@ std::optional<std::string> encode(std::string_view payload, int ttl, const std::
 	if (!ctx)
 		return "out of memory";
 	munge_err_t err = munge_ctx_set(ctx.get(), MUNGE_OPT_TTL, ttl);
+	if (err == EMUNGE_SUCCESS && reader)
+		err = munge_ctx_set(ctx.get(), MUNGE_OPT_UID_RESTRICTION, *reader);
 	char *raw = nullptr;
 	if (err == EMUNGE_SUCCESS)
 		err = munge_encode(&raw, ctx.get(), payload.data(), static_cast<int>(payload.size()));
@@ -98,18 +100,6 @@ Decoded decode(const std::string &credential, const std::string &socket)
 	if (err != EMUNGE_SUCCESS)
 		d.error = error_of(ctx.get(), err);
 	return d;
-}
-
-const char *status_name(Decoded::Status s)
-{
-	switch (s) {
-	case Decoded::Status::ok: return "ok";
-	case Decoded::Status::expired: return "expired";
-	case Decoded::Status::replayed: return "replayed";
-	case Decoded::Status::invalid: return "invalid";
-	case Decoded::Status::other: break;
-	}
-	return "other";
 }
 
 } // namespace gos::munge

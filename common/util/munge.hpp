@@ -15,9 +15,11 @@ namespace gos::munge {
 
 // Sets CREDENTIAL to one holding PAYLOAD, valid TTL seconds (0: munged's
 // default; munged caps it at its own maximum), or returns what went wrong,
-// in munged's words. Blocks on munged.
+// in munged's words. With READER, munged opens it only for that uid and
+// root (MUNGE_OPT_UID_RESTRICTION): no other user reads the payload. Blocks
+// on munged.
 std::optional<std::string> encode(std::string_view payload, int ttl, const std::string &socket,
-				  std::string &credential);
+				  std::string &credential, std::optional<uid_t> reader = std::nullopt);
 
 struct Decoded {
 	// ok: the credential is good. expired, replayed and invalid say why
@@ -36,7 +38,18 @@ struct Decoded {
 // daemon calls it on a worker thread, never its event loop.
 Decoded decode(const std::string &credential, const std::string &socket);
 
-// The status as a word for logs and labels: "ok", "expired", ...
-const char *status_name(Decoded::Status s);
+// The status as a word for logs and labels: "ok", "expired", ... Inline:
+// what only reads a verdict need not link libmunge.
+inline const char *status_name(Decoded::Status s)
+{
+	switch (s) {
+	case Decoded::Status::ok: return "ok";
+	case Decoded::Status::expired: return "expired";
+	case Decoded::Status::replayed: return "replayed";
+	case Decoded::Status::invalid: return "invalid";
+	case Decoded::Status::other: break;
+	}
+	return "other";
+}
 
 } // namespace gos::munge

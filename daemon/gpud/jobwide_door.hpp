@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "common/jobwide/frame.hpp"
@@ -49,6 +50,15 @@ struct Opened {
 	jobwide::Payload payload;
 };
 using Unseal = std::function<munge::Decoded(const std::string &credential)>;
+// Seals PAYLOAD into CREDENTIAL with munged (the writer's answers), or says
+// why not.
+using Seal = std::function<std::optional<std::string>(const std::string &payload, std::string &credential)>;
+// munged as the channel uses it: main.cpp gives it, since only the
+// daemon's program links libmunge.
+struct Munged {
+	Unseal unseal;
+	Seal seal;
+};
 using SameAddress = std::function<bool(const std::string &node_addr, const std::string &peer)>;
 Opened open_frame(const jobwide::Frame &frame, const std::string &node_addr, const std::string &peer,
 		  const SameAddress &same_address, const Unseal &unseal);

@@ -68,8 +68,8 @@ struct JobwideIo::Closing {
 	bool told = false;	// its first failure was logged
 };
 
-JobwideIo::JobwideIo(asio::io_context &io, Daemon &daemon, Unseal unseal)
-	: io_(io), daemon_(daemon), jobwide_(daemon.jobwide()), unseal_(std::move(unseal)),
+JobwideIo::JobwideIo(asio::io_context &io, Daemon &daemon, Munged munged)
+	: io_(io), daemon_(daemon), jobwide_(daemon.jobwide()), munged_(std::move(munged)),
 	  own_user_(user_name(::geteuid())), tick_timer_(io)
 {
 }
@@ -130,10 +130,11 @@ void JobwideIo::door()
 	ListenerSettings s;
 	s.address = cfg.start.jobwide_listen;
 	s.port = cfg.start.jobwide_port;
+	s.reserved_only = cfg.start.jobwide_reserved_ports;
 	std::string where = (s.address.empty() ? "every address" : s.address) + ", port " + std::to_string(s.port);
 	try {
 		listener_ = std::make_unique<JobwideListener>(
-			io_, door_workers_, s, jobwide_.writer(), jobwide_.nodes(), is_node_address, unseal_,
+			io_, door_workers_, s, jobwide_.writer(), jobwide_.nodes(), is_node_address, munged_.unseal, munged_.seal,
 			[this](const jobwide::Frame &f, const jobwide::Payload &p) {
 				GOS_LOG(log::notice, "job-wide: job " << p.job << ": a part from " << f.node
 								 << " came after the record was made: kept in the file only");
@@ -219,7 +220,7 @@ void JobwideIo::open_own()
 	for (jobwide::Frame &f : jobwide_.take_own()) {
 		on_worker(
 			door_workers_,
-			[f, unseal = unseal_] {
+			[f, unseal = munged_.unseal] {
 				return open_frame(f, {}, {}, [](const std::string &, const std::string &) { return true; },
 						  unseal);
 			},
@@ -263,9 +264,13 @@ void JobwideIo::send_due()
 				  now);
 			continue;
 		}
-		SendTo to{*addr, daemon_.config().start.jobwide_port, from,
-			  std::chrono::duration_cast<std::chrono::milliseconds>(send_within)};
-		send_frame(io_, to, *t.frame,
+		const config::StartSettings &start = daemon_.config().start;
+		SendTo to{*addr, start.jobwide_port, from, std::chrono::duration_cast<std::chrono::milliseconds>(send_within),
+			  start.jobwide_reserved_ports};
+		// The writer's daemon runs as this one does (or as root, harnesses).
+		Believe believe{&door_workers_, munged_.unseal, {::geteuid(), 0},
+				{static_cast<std::uint32_t>(t.job), t.start, jobwide_.self()}};
+		send_frame(io_, to, *t.frame, std::move(believe),
 			   [this, alive = alive_, id = t.id, target = t.target](Heard heard, const std::string &why) {
 				   if (!*alive)
 					   return;

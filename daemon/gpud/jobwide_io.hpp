@@ -38,9 +38,8 @@ namespace gos::gpud {
 
 class JobwideIo {
 public:
-	// UNSEAL decodes a credential with munged (main.cpp gives it: only the
-	// daemon's program links libmunge).
-	JobwideIo(boost::asio::io_context &io, Daemon &daemon, Unseal unseal);
+	// MUNGED opens and seals credentials (main.cpp gives it).
+	JobwideIo(boost::asio::io_context &io, Daemon &daemon, Munged munged);
 	// Closes the door and waits for the workers (each bounded by its
 	// deadline); what they bring back after is dropped.
 	~JobwideIo();
@@ -91,7 +90,7 @@ private:
 	boost::asio::io_context &io_;
 	Daemon &daemon_;
 	Jobwide &jobwide_;
-	Unseal unseal_;
+	Munged munged_;
 	std::string own_user_;	// the daemon's user, for --serve-record
 	// The door's checks and this node's own parts (munged), apart from
 	// what may block for long (the record helper, Slurm, the disk), so

@@ -22,9 +22,10 @@ constexpr auto accept_backoff = std::chrono::milliseconds(200);
 // loop's; the workers see only the two checks, copied.
 struct JobwideListener::State : std::enable_shared_from_this<State> {
 	State(asio::io_context &io, asio::thread_pool &w, ListenerSettings s, JobwideWriter &wr, NodeTable &n,
-	      SameAddress same, Unseal un, Late l, DoorCounts &c)
+	      SameAddress same, Unseal un, Seal se, Late l, DoorCounts &c)
 		: workers(w), settings(std::move(s)), writer(wr), nodes(n), same_address(std::move(same)),
-		  unseal(std::move(un)), late(std::move(l)), counts(c), limits(settings.limits), acceptor(io), accept_timer(io)
+		  unseal(std::move(un)), seal(std::move(se)), late(std::move(l)), counts(c), limits(settings.limits),
+		  acceptor(io), accept_timer(io)
 	{
 	}
 	void accept();
@@ -36,12 +37,13 @@ struct JobwideListener::State : std::enable_shared_from_this<State> {
 	NodeTable &nodes;
 	SameAddress same_address;
 	Unseal unseal;
+	Seal seal;
 	Late late;
 	DoorCounts &counts;
 	DoorLimits limits;
 	tcp::acceptor acceptor;
 	asio::steady_timer accept_timer;
-	RateLimit accept_log{std::chrono::minutes(1)};
+	RateLimit accept_log{std::chrono::minutes(1)}, seal_log{std::chrono::minutes(1)};
 	std::map<std::string, RateLimit> logged;	// by reason: a fixed set
 	std::set<Door *> open;	// to close when the listener goes
 	bool closed = false;	// the listener is gone: results are dropped
@@ -89,12 +91,44 @@ public:
 	// Says ANSWER and closes; REASON is counted (and logged) when given.
 	void answer(const jobwide::Answer &a, const std::string &reason)
 	{
-		timer_.cancel();
-		if (!reason.empty())
-			s_->count(reason, peer_, frame_.node, frame_.job);
 		std::string line;
 		if (jobwide::encode_answer(a, line))
 			line = "refused bad_answer\n";
+		say(std::move(line), reason);
+	}
+
+	// ANSWER to the part PAYLOAD, sealed by munged on a worker; unsealed
+	// when munged cannot seal it, which its sender takes for busy and
+	// tries again (then to hear dup).
+	void answer_sealed(const jobwide::Answer &a, const std::string &reason, const jobwide::Payload &payload)
+	{
+		std::string text;
+		if (jobwide::encode_answer_payload(a, {payload.job, payload.start, payload.node}, text) || !s_->seal)
+			return answer(a, reason);
+		asio::post(s_->workers, [self = shared_from_this(), text = std::move(text), seal = s_->seal, a, reason] {
+			std::string credential, line;
+			std::optional<std::string> why = seal(text, credential);
+			if (!why)
+				why = jobwide::encode_sealed_line(credential, line);
+			auto exec = self->sock_.get_executor();
+			asio::post(exec, [self, a, reason, line = std::move(line), why = std::move(why)]() mutable {
+				if (self->s_->closed)
+					return;
+				if (!why)
+					return self->say(std::move(line), reason);
+				GOS_LOG_LIMITED(self->s_->seal_log, log::warning,
+						"job-wide door: munged did not seal an answer: " << *why
+						<< "; senders take it for busy and try again");
+				self->answer(a, reason);
+			});
+		});
+	}
+
+	void say(std::string line, const std::string &reason)
+	{
+		timer_.cancel();
+		if (!reason.empty())
+			s_->count(reason, peer_, frame_.node, frame_.job);
 		out_ = std::move(line);
 		asio::async_write(sock_, asio::buffer(out_), [self = shared_from_this()](const boost::system::error_code &, std::size_t) {
 			boost::system::error_code ignored;
@@ -153,16 +187,17 @@ private:
 			return refuse(o.refused);
 		bool late = false;
 		jobwide::Answer a = take_frame(s_->writer, frame_, o.payload, late);
+		std::string reason;
 		if (a.word == jobwide::Answer::Word::refused)
-			return refuse(a.reason);
-		if (a.word == jobwide::Answer::Word::busy)
-			return busy("unknown_run");
-		if (a.word == jobwide::Answer::Word::ok) {
+			reason = a.reason;
+		else if (a.word == jobwide::Answer::Word::busy)
+			reason = "busy_unknown_run";
+		else if (a.word == jobwide::Answer::Word::ok) {
 			s_->counts.taken++;
 			if (late && s_->late)
 				s_->late(frame_, o.payload);
 		}
-		answer(a, "");
+		answer_sealed(a, reason, o.payload);
 	}
 
 	std::shared_ptr<State> s_;
@@ -176,10 +211,10 @@ private:
 };
 
 JobwideListener::JobwideListener(asio::io_context &io, asio::thread_pool &workers, ListenerSettings settings,
-				 JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late,
-				 DoorCounts &counts)
+				 JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Seal seal,
+				 Late late, DoorCounts &counts)
 	: state_(std::make_shared<State>(io, workers, std::move(settings), writer, nodes, std::move(same_address),
-					 std::move(unseal), std::move(late), counts))
+					 std::move(unseal), std::move(seal), std::move(late), counts))
 {
 	State &s = *state_;
 	tcp::endpoint at = s.settings.address.empty()
@@ -245,6 +280,11 @@ void JobwideListener::State::accept()
 			if (from.is_v6() && from.to_v6().is_v4_mapped())
 				from = asio::ip::make_address_v4(asio::ip::v4_mapped, from.to_v6());
 			std::string peer = from.to_string();
+			if (self->settings.reserved_only && remote.port() >= 1024) {
+				// Not root's: no limit spent, nothing read.
+				std::make_shared<Door>(self, std::move(sock), peer, false)->refuse("unreserved_port");
+				return self->accept();
+			}
 			DoorAdmit admit = self->limits.connect(peer, DoorLimits::Clock::now());
 			auto door = std::make_shared<Door>(self, std::move(sock), peer, admit == DoorAdmit::ok);
 			if (admit == DoorAdmit::ok)

@@ -9,7 +9,10 @@
 // hands its own back with its result.
 //
 // Each refusal is counted by reason (refused()) and logged at most once a
-// minute per reason, naming the peer, the claimed node and the job.
+// minute per reason, naming the peer, the claimed node and the job. A peer
+// from an unreserved port is refused before any of this (reserved_only).
+// Every answer to a frame munged opened is sealed (frame.hpp,
+// "sealed"), so that its sender can tell it from a squatter's.
 #pragma once
 
 #include <utility>	// before asio: Boost 1.74 needs std::exchange
@@ -34,6 +37,10 @@ struct ListenerSettings {
 	std::uint16_t port = 6828;	// 0: the kernel picks one (tests)
 	DoorSettings limits;
 	std::chrono::milliseconds frame_within{5000};
+	// Only peers from a port below 1024, which only root can bind
+	// (jobwide.reserved_ports): a user's connections are refused as they
+	// come, and spend none of the door's limits.
+	bool reserved_only = true;
 };
 
 // What the door counts, kept by its owner: a listener closed and opened
@@ -50,12 +57,13 @@ public:
 
 	// Binds and listens; throws boost::system::system_error when it cannot.
 	// WORKERS runs open_frame; SAME_ADDRESS and UNSEAL are its checks 3
-	// and 4 (is_node_address and munge::decode in the daemon). The writer
+	// and 4 (is_node_address and munge::decode in the daemon), and SEAL
+	// seals the answer to a frame UNSEAL opened (munge::encode). The writer
 	// and the node table must outlive the event loop's last handler, and
 	// COUNTS the listener.
 	JobwideListener(boost::asio::io_context &io, boost::asio::thread_pool &workers, ListenerSettings settings,
-			JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Late late,
-			DoorCounts &counts);
+			JobwideWriter &writer, NodeTable &nodes, SameAddress same_address, Unseal unseal, Seal seal,
+			Late late, DoorCounts &counts);
 	// Stops accepting and closes the open connections; what is in flight
 	// on a worker is dropped when it comes back.
 	~JobwideListener();

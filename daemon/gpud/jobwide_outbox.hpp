@@ -69,6 +69,8 @@ public:
 		Target target;
 		const std::string *node;	// valid until heard() for this try
 		const std::string *frame;
+		std::uint64_t job;	// the part's run, which the answer must name
+		std::int64_t start;
 	};
 	// The tries due now; each is in flight until heard() is told.
 	std::vector<Try> due(Clock::time_point now);

@@ -23,6 +23,9 @@ const char *usage_text =
 	"  -v, --verbose       log debug messages\n"
 	"  -h, --help          this text\n";
 
+// How long a sealed answer of the job-wide door is good for.
+constexpr int answer_ttl_s = 60;
+
 // Job-wide records need munged: each node's part is sealed with it. A site
 // without one (Slurm's auth/slurm needs none) is told once, at start, and
 // the daemon serves on: parts seal as soon as a munged answers. Asked off
@@ -102,10 +105,13 @@ int main(int argc, char **argv)
 		std::string where = engine.clients ? "in the daemon" : "in the kernel (/dev/gpuoversub-control)";
 		gpud::Daemon daemon(cfg, std::move(gpus), std::move(engine));
 		boost::asio::io_context io;
-		gpud::Server server(io, daemon, config_path,
-				    [socket = cfg.start.jobwide_munge_socket](const std::string &credential) {
-					    return munge::decode(credential, socket);
-				    });
+		const std::string &munge_socket = cfg.start.jobwide_munge_socket;
+		gpud::Munged munged{[munge_socket](const std::string &credential) { return munge::decode(credential, munge_socket); },
+				    // An answer is read within a sender's 10 s.
+				    [munge_socket](const std::string &payload, std::string &credential) {
+					    return munge::encode(payload, answer_ttl_s, munge_socket, credential);
+				    }};
+		gpud::Server server(io, daemon, config_path, std::move(munged));
 		GOS_LOG(log::notice, "gpuoversubd serving " << cfg.start.socket << " with the engine " << where);
 		say_if_no_munged(cfg);
 		server.run();

@@ -57,10 +57,10 @@ constexpr auto trim_period = std::chrono::seconds(2);
 
 } // namespace
 
-Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path, Unseal unseal)
+Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path, Munged munged)
 	: io_(io), daemon_(daemon), config_path_(std::move(config_path)),
 	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
-	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io), jobwide_(io, daemon, std::move(unseal))
+	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io), jobwide_(io, daemon, std::move(munged))
 {
 	std::size_t limit = raise_descriptor_limit();
 	public_most_ = limit > 2 * reserved_descriptors ? limit - reserved_descriptors : limit / 2;

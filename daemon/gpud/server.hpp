@@ -33,8 +33,8 @@ namespace gos::gpud {
 class Server {
 public:
 	// Binds the sockets; throws if another daemon already listens there.
-	// UNSEAL opens the job-wide channel's credentials (munged).
-	Server(boost::asio::io_context &io, Daemon &daemon, std::string config_path, Unseal unseal);
+	// MUNGED opens and seals the job-wide channel's credentials.
+	Server(boost::asio::io_context &io, Daemon &daemon, std::string config_path, Munged munged);
 	void run();
 
 private:

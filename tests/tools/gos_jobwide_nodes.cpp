@@ -60,7 +60,9 @@ struct Node {
 
 struct Fanin {
 	boost::asio::io_context io;
-	std::string host;
+	boost::asio::thread_pool workers{4};	// opening the sealed answers
+	std::string host, munge_socket;
+	jobwide::Payload run;	// job and start
 	std::uint16_t port = 0;
 	Clock::time_point start, deadline, last_taken;
 	std::mt19937 random{std::random_device{}()};
@@ -69,7 +71,10 @@ struct Fanin {
 	void send(std::shared_ptr<Node> n)
 	{
 		gpud::SendTo to{host, port, n->addr, std::chrono::milliseconds(10000)};
-		gpud::send_frame(io, to, n->frame, [this, n](gpud::Heard heard, const std::string &why) {
+		jobwide::Payload part = run;
+		part.node = n->name;
+		gpud::send_frame(io, to, n->frame, jobwide_tool::believe(workers, munge_socket, part),
+				 [this, n](gpud::Heard heard, const std::string &why) {
 			if (heard == gpud::Heard::taken) {
 				++taken;
 				last_taken = Clock::now();
@@ -146,6 +151,8 @@ int main(int argc, char **argv)
 
 	Fanin f;
 	f.host = argv[1];
+	f.munge_socket = argv[3];
+	f.run = p;
 	f.port = static_cast<std::uint16_t>(number(argv[2]));
 	f.start = f.last_taken = Clock::now();
 	f.deadline = f.start + std::chrono::seconds(for_s);

@@ -6,18 +6,25 @@
 //       when run as root), with the part sealed (none for "-"); prints
 //       "ok START RUN" (the run the daemon took: START 0 asks it for
 //       slurmctld's) or the daemon's error, exit 0 or 1;
-//   gos_jobwide_send door HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
+//   gos_jobwide_send door HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART [SEALER_UID]
 //       the sealed frame straight to a door with send_frame, from address
-//       FROM ("-": any); prints what it heard ("taken", "busy: WHY",
-//       "refused: REASON"), exit 0.
+//       FROM ("-": any) and a reserved port (as root), believing only an
+//       answer root sealed; prints what it heard ("taken", "busy: WHY",
+//       "refused: REASON"), exit 0. With SEALER_UID, the part is sealed by
+//       that user, and sent by whoever runs this.
 // PART is a node's part as JSON; WRITERS the writer and successor, with a
 // comma.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/proto/client.hpp"
 #include "daemon/gpud/jobwide_sender.hpp"
@@ -85,17 +92,53 @@ int end_of_run(char **a)
 	return 0;
 }
 
-int to_door(char **a)
+// P sealed by the user UID (as the tool runs when UID is empty): a child
+// drops to it, seals, and hands the frame back, so that root can send a
+// part another user sealed (from a reserved port only root may bind).
+std::string frame_sealed_by(const std::string &munge_socket, const jobwide::Payload &p, const std::string &uid)
+{
+	if (uid.empty())
+		return frame_of(munge_socket, p);
+	int fds[2];
+	if (::pipe(fds) != 0)
+		fail(std::string("pipe: ") + std::strerror(errno));
+	pid_t child = ::fork();
+	if (child < 0)
+		fail(std::string("fork: ") + std::strerror(errno));
+	if (child == 0) {
+		::close(fds[0]);
+		const auto id = static_cast<uid_t>(number(uid.c_str()));
+		if (::setgroups(0, nullptr) != 0 || ::setgid(id) != 0 || ::setuid(id) != 0)
+			fail(std::string("cannot become uid ") + uid + ": " + std::strerror(errno));
+		std::string frame = frame_of(munge_socket, p);
+		ssize_t put = ::write(fds[1], frame.data(), frame.size());
+		::_exit(put == static_cast<ssize_t>(frame.size()) ? 0 : 2);
+	}
+	::close(fds[1]);
+	std::string frame;
+	char buf[4096];
+	for (ssize_t got; (got = ::read(fds[0], buf, sizeof buf)) > 0;)
+		frame.append(buf, static_cast<std::size_t>(got));
+	::close(fds[0]);
+	int status = 0;
+	::waitpid(child, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		std::exit(2);	// the child said why
+	return frame;
+}
+
+int to_door(char **a, const std::string &sealer)
 {
 	// HOST PORT FROM MUNGE JOB RUN START NODE WRITERS PART
 	jobwide::Payload p = payload_of(a + 4, a[7]);
 	p.writers = split(a[8]);
 	p.part = a[9];
-	std::string frame = frame_of(a[3], p);
+	std::string frame = frame_sealed_by(a[3], p, sealer);
 	boost::asio::io_context io;
+	boost::asio::thread_pool workers{1};
 	gpud::SendTo to{a[0], static_cast<std::uint16_t>(number(a[1])), std::strcmp(a[2], "-") ? a[2] : "",
 			std::chrono::milliseconds(10000)};
-	gpud::send_frame(io, to, frame, [](gpud::Heard heard, const std::string &why) {
+	gpud::send_frame(io, to, frame, jobwide_tool::believe(workers, a[3], p), [](gpud::Heard heard, const std::string &why) {
 		switch (heard) {
 		case gpud::Heard::taken:
 			std::printf("taken\n");
@@ -118,9 +161,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 11 && std::strcmp(argv[1], "end") == 0)
 		return end_of_run(argv + 2);
-	if (argc == 12 && std::strcmp(argv[1], "door") == 0)
-		return to_door(argv + 2);
+	if ((argc == 12 || argc == 13) && std::strcmp(argv[1], "door") == 0)
+		return to_door(argv + 2, argc == 13 ? argv[12] : "");
 	std::fprintf(stderr, "usage: gos_jobwide_send end SOCKET MUNGE JOB RUN START NUM_NODES NODE NODELIST PART|-\n"
-			     "       gos_jobwide_send door HOST PORT FROM|- MUNGE JOB RUN START NODE WRITERS PART\n");
+			     "       gos_jobwide_send door HOST PORT FROM|- MUNGE JOB RUN START NODE WRITERS PART [SEALER_UID]\n");
 	return 2;
 }

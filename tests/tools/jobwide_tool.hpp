@@ -10,6 +10,8 @@
 #include <string>
 
 #include "common/jobwide/seal.hpp"
+#include "common/util/munge.hpp"
+#include "daemon/gpud/jobwide_sender.hpp"
 
 namespace gos::jobwide_tool {
 
@@ -38,6 +40,15 @@ inline std::string frame_of(const std::string &munge_socket, const jobwide::Payl
 	if (auto failure = jobwide::seal_part(p, ttl_s, munge_socket, frame))
 		fail(failure->why);
 	return frame;
+}
+
+// What a sender believes of the answer to P: sealed by root (the daemons
+// of the harnesses), for this part, opened on WORKERS.
+inline gpud::Believe believe(boost::asio::thread_pool &workers, const std::string &munge_socket,
+			     const jobwide::Payload &p)
+{
+	return {&workers, [munge_socket](const std::string &c) { return munge::decode(c, munge_socket); }, {0},
+		{p.job, p.start, p.node}};
 }
 
 } // namespace gos::jobwide_tool

@@ -17,6 +17,7 @@ BOOST_AUTO_TEST_CASE(without_the_keys_the_defaults_of_docs_jobwide)
 	BOOST_TEST(c.start.jobwide_port == 6828u);
 	BOOST_TEST(c.start.jobwide_listen.empty());	// all addresses
 	BOOST_TEST(c.start.jobwide_munge_socket == "/run/munge/munge.socket.2");
+	BOOST_TEST(c.start.jobwide_reserved_ports);
 	const auto &j = c.policy.jobwide;
 	BOOST_TEST(j.wait_ns == 60'000'000'000u);
 	BOOST_TEST(j.failover_after_ns == 60'000'000'000u);
@@ -31,12 +32,13 @@ BOOST_AUTO_TEST_CASE(without_the_keys_the_defaults_of_docs_jobwide)
 BOOST_AUTO_TEST_CASE(each_key_is_read)
 {
 	auto c = config::parse_config("jobwide:\n  port: 7000\n  listen: 10.1.2.3\n  munge_socket: /run/m/s\n"
-				      "  wait: 5s\n  failover_after: 5s\n  send_for: 1m\n  keep: 0s\n"
+				      "  reserved_ports: false\n  wait: 5s\n  failover_after: 5s\n  send_for: 1m\n  keep: 0s\n"
 				      "  max_nodes: 65536\n  record_helper: direct\n",
 				      "p.yaml");
 	BOOST_TEST(c.start.jobwide_port == 7000u);
 	BOOST_TEST(c.start.jobwide_listen == "10.1.2.3");
 	BOOST_TEST(c.start.jobwide_munge_socket == "/run/m/s");
+	BOOST_TEST(!c.start.jobwide_reserved_ports);
 	const auto &j = c.policy.jobwide;
 	BOOST_TEST(j.wait_ns == 5'000'000'000u);
 	BOOST_TEST(j.failover_after_ns == 5'000'000'000u);
@@ -83,8 +85,10 @@ BOOST_AUTO_TEST_CASE(each_bad_value_names_file_line_and_column)
 		{"jobwide: {record_helper: sudo}\n",
 		 "p.yaml:1:26: 'jobwide.record_helper' must be one of direct, none, socket, not 'sudo'"},
 		{"jobwide: {tree_above: 4096}\n",
-		 "p.yaml:1:23: unknown key 'tree_above' in 'jobwide'; use port, listen, munge_socket, wait, failover_after, "
-		 "send_for, keep, max_nodes or record_helper"},
+		 "p.yaml:1:23: unknown key 'tree_above' in 'jobwide'; use port, listen, munge_socket, reserved_ports, wait, "
+		 "failover_after, send_for, keep, max_nodes or record_helper"},
+		{"jobwide: {reserved_ports: maybe}\n",
+		 "p.yaml:1:27: 'jobwide.reserved_ports' must be true or false, not 'maybe'"},
 		{"jobwide: {wait: 1s, wait: 2s}\n", "p.yaml:1:21: 'wait' is given twice"},
 		{"jobwide: 6828\n", "p.yaml:1:10: 'jobwide' must be a mapping"},
 		// A sender that gives up before the writer stops waiting leaves
@@ -104,11 +108,12 @@ BOOST_AUTO_TEST_CASE(a_reload_names_the_doors_settings_and_applies_the_rest)
 {
 	auto running = config::parse_config("", "a.yaml");
 	auto next = config::parse_config("jobwide: {port: 7000, listen: 10.0.0.1, munge_socket: /run/m.sock, "
-					 "wait: 5s, failover_after: 5s, send_for: 1m, keep: 0s, max_nodes: 8, "
+					 "reserved_ports: no, wait: 5s, failover_after: 5s, send_for: 1m, keep: 0s, max_nodes: 8, "
 					 "record_helper: none}\n",
 					 "b.yaml");
 	BOOST_TEST(config::restart_only_changes(running.start, next.start) ==
-		   (std::vector<std::string>{"jobwide.port", "jobwide.listen", "jobwide.munge_socket"}),
+		   (std::vector<std::string>{"jobwide.port", "jobwide.listen", "jobwide.munge_socket",
+					     "jobwide.reserved_ports"}),
 		   boost::test_tools::per_element());
 	auto listen = config::parse_config("jobwide: {listen: '::'}\n", "c.yaml");
 	BOOST_TEST(config::restart_only_changes(running.start, listen.start) ==

@@ -186,6 +186,46 @@ BOOST_AUTO_TEST_CASE(answers)
 		BOOST_TEST(answer_refusal(bad) == "bad_answer", "answer " << bad);
 }
 
+// A sealed answer (issue 50): the plain answer bound to the part it
+// answers, and the line that carries the credential.
+BOOST_AUTO_TEST_CASE(sealed_answers)
+{
+	const AnswerTo to{42, 1733140000, "n2"};
+	for (const Answer &a : {Answer{Answer::Word::ok, ""}, Answer{Answer::Word::busy, ""},
+				Answer{Answer::Word::refused, "not_its_frame"}}) {
+		std::string text;
+		BOOST_TEST_REQUIRE(!encode_answer_payload(a, to, text));
+		Answer back;
+		BOOST_TEST(!decode_answer_payload(text, to, back));
+		BOOST_TEST((back == a));
+		// Another part's answer is not this one's.
+		for (const AnswerTo &other : {AnswerTo{43, to.start, to.node}, AnswerTo{to.job, to.start + 1, to.node},
+					      AnswerTo{to.job, to.start, "n3"}})
+			BOOST_TEST(*decode_answer_payload(text, other, back) == "not_this_part");
+	}
+	std::string text;
+	BOOST_TEST(*encode_answer_payload({Answer::Word::refused, "Bad"}, to, text) == "bad_answer");
+	BOOST_TEST(*encode_answer_payload({Answer::Word::ok, ""}, {0, 1, "n2"}, text) == "bad_answer");
+	Answer back;
+	for (const char *bad : {"", "{}", "[]", R"({"answer":"ok","job":42,"start":1733140000})",
+				R"({"answer":"ok","job":42,"start":1733140000,"node":"n2","x":1})",
+				R"({"answer":"okay","job":42,"start":1733140000,"node":"n2"})",
+				R"({"answer":"ok","job":"42","start":1733140000,"node":"n2"})",
+				R"({"answer":"ok","job":42,"start":1.5,"node":"n2"})"})
+		BOOST_TEST(decode_answer_payload(bad, to, back).has_value(), "payload " << bad);
+
+	std::string line;
+	BOOST_TEST(!encode_sealed_line("MUNGE:abc:", line));
+	BOOST_TEST(line == "sealed MUNGE:abc:\n");
+	BOOST_TEST(*sealed_credential(line) == "MUNGE:abc:");
+	BOOST_TEST(*encode_sealed_line("", line) == "bad_answer");
+	BOOST_TEST(*encode_sealed_line("a\nb", line) == "bad_answer");
+	BOOST_TEST(*encode_sealed_line(std::string(sealed_answer_max_bytes, 'x'), line) == "oversize");
+	for (const char *plain : {"ok\n", "sealed \n", "sealed x", "sealedx\n", "sealed a\tb\n"})
+		BOOST_TEST(!sealed_credential(plain), "line " << plain);
+	BOOST_TEST(!sealed_credential("sealed " + std::string(sealed_answer_max_bytes, 'x') + "\n"));
+}
+
 BOOST_AUTO_TEST_CASE(payload_round_trip)
 {
 	for (auto p : {good_payload(), Payload{1, 0, -5, "a", {"a"}, ""}}) {
