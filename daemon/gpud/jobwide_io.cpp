@@ -10,6 +10,7 @@
 #include "common/util/log.hpp"
 #include "common/util/user_name.hpp"
 #include "daemon/gpud/jobwide_sender.hpp"
+#include "daemon/gpud/port_holder.hpp"
 #include "daemon/gpud/record_helper.hpp"
 #include "daemon/gpud/slurm_facts.hpp"
 
@@ -22,7 +23,7 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr auto tick_period = 1s;
-constexpr auto door_again_after = 1min;
+constexpr auto door_again_after = 5s;
 constexpr auto send_within = 10s;	// one try: connect, frame, answer
 // The facts program's and the record helper's: longer than Slurm's own
 // MessageTimeout (10 s by default), so that a slow slurmdbd answers.
@@ -145,7 +146,9 @@ void JobwideIo::door()
 	} catch (const boost::system::system_error &e) {
 		door_again_ = Clock::now() + door_again_after;
 		GOS_LOG_LIMITED(door_log_, log::error, "job-wide: cannot listen on " << where << ": " << e.code().message()
-										 << "; nodes' parts are not taken here until it can (tried each minute)");
+										 << port_holders(s.port)
+										 << "; nodes' parts are not taken here until it can (tried every 5 s; "
+										    "senders believe no answer but this daemon's)");
 	}
 }
 

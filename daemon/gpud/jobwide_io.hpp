@@ -2,7 +2,8 @@
 // what the daemon's Jobwide state asks for, done.
 //   - The door (jobwide_listener.hpp) listens on jobwide.port while
 //     reports.admin_comment is on; a port it cannot bind is logged and
-//     tried again each minute, and the daemon serves its jobs meanwhile.
+//     tried again every 5 s (the log names who holds it), and the daemon
+//     serves its jobs meanwhile.
 //   - Each try the outbox names goes out with send_frame, to the target's
 //     NodeAddr, from this node's.
 //   - This node's own parts, as writer, are opened on a worker (munged

@@ -281,8 +281,11 @@ void JobwideListener::State::accept()
 				from = asio::ip::make_address_v4(asio::ip::v4_mapped, from.to_v6());
 			std::string peer = from.to_string();
 			if (self->settings.reserved_only && remote.port() >= 1024) {
-				// Not root's: no limit spent, nothing read.
-				std::make_shared<Door>(self, std::move(sock), peer, false)->refuse("unreserved_port");
+				// Not root's: closed unread and unanswered, the least a
+				// flood can cost; no limit spent. Its sender, if ours,
+				// says why it could not bind a reserved port.
+				self->count("unreserved_port", peer, "", 0);
+				sock.close(ep_ec);
 				return self->accept();
 			}
 			DoorAdmit admit = self->limits.connect(peer, DoorLimits::Clock::now());

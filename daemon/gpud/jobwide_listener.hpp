@@ -10,7 +10,8 @@
 //
 // Each refusal is counted by reason (refused()) and logged at most once a
 // minute per reason, naming the peer, the claimed node and the job. A peer
-// from an unreserved port is refused before any of this (reserved_only).
+// from an unreserved port is closed unanswered before any of this
+// (reserved_only), and counted as unreserved_port.
 // Every answer to a frame munged opened is sealed (frame.hpp,
 // "sealed"), so that its sender can tell it from a squatter's.
 #pragma once
@@ -38,8 +39,8 @@ struct ListenerSettings {
 	DoorSettings limits;
 	std::chrono::milliseconds frame_within{5000};
 	// Only peers from a port below 1024, which only root can bind
-	// (jobwide.reserved_ports): a user's connections are refused as they
-	// come, and spend none of the door's limits.
+	// (jobwide.reserved_ports): a user's connections are closed as they
+	// come, unread, and spend none of the door's limits.
 	bool reserved_only = true;
 };
 

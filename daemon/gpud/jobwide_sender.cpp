@@ -126,14 +126,18 @@ private:
 	{
 		auto credential = jobwide::sealed_credential(line_);
 		if (!credential) {
+			// The door's own limits and first checks answer unsealed:
+			// never believed, as anyone on the port could say as much.
 			jobwide::Answer a;
 			if (jobwide::decode_answer(line_, a))
 				return finish(Heard::busy, "an answer that is none");
+			if (a.word == jobwide::Answer::Word::busy)
+				return finish(Heard::busy, "busy");
+			if (a.word == jobwide::Answer::Word::refused)
+				return finish(Heard::busy, "refused " + a.reason + ", unsealed: not believed, tried again");
 			line_.pop_back();
-			return finish(Heard::busy, "an unsealed answer '" + line_ + "', not the writer's daemon's" +
-							   (unreserved_.empty() ? " (another program on its port?)"
-										: ": it refuses a part from an unreserved port, and " +
-											  unreserved_));
+			return finish(Heard::busy, "an unsealed '" + line_ +
+							   "': not the writer's daemon's (another program on its port?)");
 		}
 		if (!believe_.workers || !believe_.unseal)
 			return finish(Heard::busy, "a sealed answer, and no munged here to open it");
@@ -175,11 +179,15 @@ private:
 			return;
 		Sent done = std::move(done_);
 		done_ = nullptr;
+		// A writer's door closes a peer from an unreserved port unanswered.
+		const std::string said = heard == Heard::busy && !unreserved_.empty()
+						 ? why + " (from an unreserved port: " + unreserved_ + ")"
+						 : why;
 		timer_.cancel();
 		resolver_.cancel();
 		boost::system::error_code ignored;
 		sock_.close(ignored);
-		done(heard, why);
+		done(heard, said);
 	}
 
 	tcp::resolver resolver_;

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 		std::cerr << "gpuoversubd: unexpected argument '" << argv[optind] << "'\n" << usage_text;
 		return 2;
 	}
-	// The unit's ambient CAP_KILL stays the daemon's own (permitted and
+	// The unit's ambient CAP_KILL and CAP_NET_BIND_SERVICE stay the daemon's own (permitted and
 	// effective): cleared from the ambient set, it is not handed on to the
 	// programs the daemon runs (the Slurm facts reader parses slurmctld's
 	// replies).

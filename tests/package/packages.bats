@@ -147,11 +147,11 @@ wait_report() { wait_until 10 test -f "$(report "$1")"; }
 	systemctl restart gpuoversubd
 	wait_until 10 answers || { journal; false; }
 	# It runs with the installed unit's own command line, as its own user,
-	# with CAP_KILL (bit 5) and no other capability.
+	# with CAP_KILL (bit 5), CAP_NET_BIND_SERVICE (bit 10) and no other capability.
 	[ "$(tr '\0' ' ' </proc/"$(daemon_pid)"/cmdline)" = "$(sed -n 's/^ExecStart=//p' /lib/systemd/system/gpuoversubd.service) " ]
 	[ "$(stat -c %U /proc/"$(daemon_pid)")" = gpuoversub ]
 	grep -E '^Cap(Eff|Bnd):' /proc/"$(daemon_pid)"/status
-	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$(daemon_pid)"/status)" -eq 2 ]
+	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000420$' /proc/"$(daemon_pid)"/status)" -eq 2 ]
 }
 
 @test "the record helper's socket serves the daemon's user with an answer line, and no one else" {

@@ -81,7 +81,8 @@ ready_means_ready() {
 		{ echo "state $(prop ActiveState), status '$(prop StatusText)'"; return 1; }
 }
 
-# Its own user (sysusers.d), with CAP_KILL (bit 5) alone, effective and in
+# Its own user (sysusers.d), with CAP_KILL (bit 5) and CAP_NET_BIND_SERVICE
+# (bit 10) alone, effective and in
 # its bounding set, and no longer ambient (its children do not inherit
 # it); its directories handed to it by systemd.
 it_runs_as_its_own_user_with_one_capability() {
@@ -89,7 +90,7 @@ it_runs_as_its_own_user_with_one_capability() {
 	pid=$(prop MainPID)
 	[ "$(stat -c %U /proc/"$pid")" = gpuoversub ] || { ps -o user,pid,cmd -p "$pid"; return 1; }
 	grep -E '^Cap(Eff|Bnd|Amb):' /proc/"$pid"/status
-	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000020$' /proc/"$pid"/status)" -eq 2 ] || return 1
+	[ "$(grep -cE '^Cap(Eff|Bnd):\s+0000000000000420$' /proc/"$pid"/status)" -eq 2 ] || return 1
 	grep -qE '^CapAmb:\s+0000000000000000$' /proc/"$pid"/status || return 1
 	stat -c '%U %n' /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub
 	[ "$(stat -c %U /var/lib/gpuoversub /var/log/gpuoversub/reports /run/gpuoversub | sort -u)" = gpuoversub ]
@@ -407,7 +408,7 @@ echo "GOS: booted: $(systemctl is-system-running) ($(cut -d' ' -f1 /proc/uptime)
 [ ! -e /opt/gos/from-packages ] ||
 	check "the packages' postinst enabled the unit, and systemd started it at boot" the_package_started_it_at_boot
 check "systemctl start returns once the socket answers, with STATUS=" ready_means_ready
-check "it runs as its own user, with CAP_KILL alone" it_runs_as_its_own_user_with_one_capability
+check "it runs as its own user, with CAP_KILL and CAP_NET_BIND_SERVICE alone" it_runs_as_its_own_user_with_one_capability
 check "a registration and an agent's allocation through the fake driver" a_job_allocates
 check "systemctl reload applies the policy" reload_applies
 check "systemctl restart keeps the registered job and its data" restart_keeps_the_job

@@ -277,13 +277,13 @@ BOOST_AUTO_TEST_CASE(refusals_reach_the_sender_and_are_counted)
 	// squatter could say as much); tried again, and counted by the door.
 	auto [heard, why] = c.send(Channel::frame(42, "n9"), c.believe("n9"));
 	BOOST_TEST((heard == Heard::busy));
-	BOOST_TEST(why.find("an unsealed answer 'refused not_member'") == 0u, why);
+	BOOST_TEST(why == "refused not_member, unsealed: not believed, tried again");
 	std::tie(heard, why) = c.send(Channel::frame(42, "n3"));	// n3's address is not 127.0.0.1
 	BOOST_TEST((heard == Heard::busy));	// the table may be stale: read again, tried again
 	BOOST_TEST(c.door->refused().at("busy_not_its_address") == 1u);
 	c.verdict.uid = 65534;
 	std::tie(heard, why) = c.send(Channel::frame(42, "n2"));
-	BOOST_TEST(why.find("an unsealed answer 'refused not_root'") == 0u, why);
+	BOOST_TEST(why == "refused not_root, unsealed: not believed, tried again");
 	c.verdict.uid = 0;
 	c.verdict.payload = Channel::sealed(42, "n1");	// n1's sealed part in n2's frame
 	// Opened, then refused: sealed, and believed.
@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(a_squatters_answers_are_not_believed)
 		Squatter q(c.io, line);
 		auto [heard, why] = c.send(Channel::frame(42, "n2"), std::nullopt, q.port());
 		BOOST_TEST((heard == Heard::busy), line);
-		BOOST_TEST(why.find("an unsealed answer") == 0u, why);
+		BOOST_TEST(why.find("unsealed") != std::string::npos, why);
 	}
 	// A seal by another user (munged says who sealed it).
 	c.munged.uid = 1000;
@@ -371,7 +371,7 @@ BOOST_AUTO_TEST_CASE(a_squatters_answers_are_not_believed)
 }
 
 // Issue 50, findings 3 and 4: a peer from a port above 1023 (any user) is
-// answered at once and costs the door's limits nothing; root's part, from a
+// closed at once and costs the door's limits nothing; root's part, from a
 // reserved port of the same address, still passes.
 BOOST_AUTO_TEST_CASE(a_peer_from_an_unreserved_port_is_refused_and_spends_no_limit)
 {
@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(a_peer_from_an_unreserved_port_is_refused_and_spends_no_lim
 	asio::async_read(*held.back(), asio::dynamic_buffer(line),
 			 [&](const boost::system::error_code &, std::size_t) { closed = true; });
 	c.run_until([&] { return closed; });
-	BOOST_TEST(line == "refused unreserved_port\n");
+	BOOST_TEST(line == "");	// closed unread and unanswered
 	auto [heard, why] = c.send(Channel::frame(42, "n2"));
 	BOOST_TEST((heard == Heard::taken), why);
 	BOOST_TEST(c.door->refused().at("unreserved_port") == 8u);

@@ -32,8 +32,15 @@ little-endian (common/jobwide/frame.hpp), then the node and the credential.
       For SECONDS: keeps up to 300 connections open over the ADDRs, and
       opens, sends garbage on and closes others as fast as it can; prints
       "flooded N" (connections opened) at the end.
-Connections go to 127.0.0.1, from ADDR (any 127.x.y.z) when given.
+  jobwide_peer.py PORT squat [--answer LINE]
+      Holds PORT itself, on every address (as a user may while gpuoversubd
+      restarts: issue 50), prints "squatting PID", and answers each connection
+      LINE ("ok") until killed.
+Connections go to 127.0.0.1, from ADDR (any 127.x.y.z) when given, and,
+with --reserved (root), from a port below 1024, as gpuoversubd's senders
+do: the door refuses a peer from any other port at once (unreserved_port).
 """
+import os
 import select
 import socket
 import struct
@@ -51,9 +58,25 @@ def frame(job, node=b"n1", cred=b"cred"):
 	return header(len(node), job, len(cred)) + node + cred
 
 
+RESERVED = "--reserved" in sys.argv
+
+
+def bind_reserved(s, src):
+	"""A free port below 1024, as bindresvport(3) finds one."""
+	for port in range(600, 1024):
+		try:
+			s.bind((src or "0.0.0.0", port))
+			return
+		except OSError:
+			continue
+	sys.exit("no reserved port is free")
+
+
 def connect(port, src=None, block=True):
 	s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-	if src:
+	if RESERVED:
+		bind_reserved(s, src)
+	elif src:
 		s.bind((src, 0))
 	s.settimeout(10 if block else None)
 	s.connect((HOST, port))
@@ -186,6 +209,21 @@ def main():
 					pass
 				s.close()
 		print("flooded %d" % opened, flush=True)
+	elif mode == "squat":
+		line = option(args, "--answer", "ok") + "\n"
+		sq = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+		sq.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		sq.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+		sq.bind(("::", port))
+		sq.listen(64)
+		print("squatting %d" % os.getpid(), flush=True)
+		while True:
+			c, _ = sq.accept()
+			try:
+				c.sendall(line.encode())
+			except OSError:
+				pass
+			c.close()
 	else:
 		sys.exit("unknown mode " + mode)
 

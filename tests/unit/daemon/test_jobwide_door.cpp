@@ -14,6 +14,7 @@
 #include "daemon/gpud/door_limits.hpp"
 #include "daemon/gpud/jobwide_door.hpp"
 #include "daemon/gpud/node_table.hpp"
+#include "daemon/gpud/port_holder.hpp"
 
 using namespace gos::gpud;
 using namespace std::chrono_literals;
@@ -279,4 +280,26 @@ BOOST_AUTO_TEST_CASE(taking_wants_the_payload_to_be_the_frames_and_the_run_to_ta
 	d.writer.due(1000);	// the wait is over
 	BOOST_TEST(word(take_frame(d.writer, frame(42, "n1"), payload(42, "n1"), late)) == "ok");
 	BOOST_TEST(late);
+}
+
+// Issue 50, finding 1: the log names who holds the door's port. Lines as
+// /proc/net/tcp and tcp6 give them: a listener of uid 1001 on 6828 (1AAC),
+// one of root on 22, a connection of uid 1002 from 6828, and a socket bound
+// to 6828 but not listening, of uid 1003.
+BOOST_AUTO_TEST_CASE(the_ports_holders_are_named)
+{
+	const std::string tcp =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000:1AAC 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1001        0 1 1 0000 100 0 0 10 0\n"
+		"   1: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1 0000 100 0 0 10 0\n"
+		"   2: 0100007F:1AAC 0100007F:9C40 01 00000000:00000000 00:00000000 00000000  1002        0 3 1 0000 100 0 0 10 0\n"
+		"   3: 0100007F:1AAC 00000000:0000 07 00000000:00000000 00:00000000 00000000  1003        0 4 1 0000 100 0 0 10 0\n"
+		"   4: garbage\n";
+	BOOST_TEST(port_holders_in(tcp, 6828) == (std::vector<uid_t>{1001, 1003}), boost::test_tools::per_element());
+	BOOST_TEST(port_holders_in(tcp, 22) == (std::vector<uid_t>{0}), boost::test_tools::per_element());
+	const std::string tcp6 =
+		"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000000000000000000000000000:1AAC 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000  1001        0 5 1 0000 100 0 0 10 0\n";
+	BOOST_TEST(port_holders_in(tcp6, 6828) == (std::vector<uid_t>{1001}), boost::test_tools::per_element());
+	BOOST_TEST(port_holders_in(tcp6, 6829).empty());
 }
