@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/report/admin_comment.hpp"
 #include "common/util/hostlist.hpp"
@@ -33,7 +34,11 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b)
 // people, and 17 digits would only cost bytes.
 double figure(double x)
 {
-	return std::isfinite(x) && x > 0 ? std::round(x * 1000) / 1000 : 0;
+	if (!std::isfinite(x) || x <= 0)
+		return 0;
+	// Past 1e15 a double has no thousandths to round, and x * 1000 could
+	// overflow to infinity, which JSON writes as null (issue 50, finding 7).
+	return x >= 1e15 ? x : std::round(x * 1000) / 1000;
 }
 
 template <class T>
@@ -51,14 +56,50 @@ nlohmann::json spread_json(const Spread<T> &s)
 	return nlohmann::json::array({s.min, s.median, s.max});
 }
 
-template <class T>
-Spread<T> read_spread(const nlohmann::json &j, const char *key)
-{
-	if (!j.contains(key))
+// A record's fields, read one by one: a field of the wrong type (a null, a
+// string) reads as its default and is named in UNREAD, so that a reader
+// shows what it can of a record it can partly read.
+struct FieldReader {
+	std::vector<std::string> &unread;
+
+	template <class T>
+	T operator()(const nlohmann::json &j, const std::string &key, const T &fallback, const std::string &within = "")
+	{
+		const auto it = j.find(key);
+		if (it == j.end())
+			return fallback;
+		try {
+			return it->template get<T>();
+		} catch (const nlohmann::json::exception &) {
+			unread.push_back(within + key);
+			return fallback;
+		}
+	}
+
+	template <class T>
+	Spread<T> spread(const nlohmann::json &node, const std::string &key)
+	{
+		auto a = (*this)(node, key, std::vector<T>{}, "node.");
+		if (a.size() == 3)
+			return {a[0], a[1], a[2]};
+		if (!a.empty())
+			unread.push_back("node." + key);
 		return {};
-	const auto &a = j.at(key);
-	return {a.at(0).get<T>(), a.at(1).get<T>(), a.at(2).get<T>()};
-}
+	}
+
+	// The object KEY of J, or an empty one.
+	nlohmann::json object(const nlohmann::json &j, const std::string &key)
+	{
+		const auto it = j.find(key);
+		if (it == j.end())
+			return nlohmann::json::object();
+		if (!it->is_object()) {
+			unread.push_back(key);
+			return nlohmann::json::object();
+		}
+		return *it;
+	}
+};
 
 // The end reasons, the most common first; past limit - 1 of them, the
 // rest add up under "other".
@@ -133,38 +174,40 @@ void to_json(nlohmann::json &j, const JobwideRecord &r)
 void from_json(const nlohmann::json &j, JobwideRecord &r)
 {
 	const JobwideRecord d;
-	const auto empty = nlohmann::json::object();
-	const auto &sum = j.contains("sum") ? j.at("sum") : empty, &max = j.contains("max") ? j.at("max") : empty,
-		   &node = j.contains("node") ? j.at("node") : empty;
+	r.unread.clear();
+	FieldReader read{r.unread};
+	const auto sum = read.object(j, "sum"), max = read.object(j, "max"), node = read.object(j, "node");
 	r.gos = j.at("gos").get<int>();
-	r.run = j.value("run", d.run);
-	r.start = j.value("start", d.start);
-	r.writer = j.value("writer", d.writer);
-	r.n = j.value("n", d.n);
-	r.parts = j.value("parts", d.parts);
-	r.missing = j.value("missing", d.missing);
-	r.missing_more = j.value("missing_more", d.missing_more);
-	r.late = j.value("late", d.late);
-	r.gpus = j.value("gpus", d.gpus);
-	r.sum_peak_dev = sum.value("peak_dev", d.sum_peak_dev);
-	r.sum_peak_host = sum.value("peak_host", d.sum_peak_host);
-	r.sum_evicted = sum.value("evicted", d.sum_evicted);
-	r.sum_returned = sum.value("returned", d.sum_returned);
-	r.max_oversub_s = max.value("oversub_s", d.max_oversub_s);
-	r.max_p99_us = max.value("p99_us", d.max_p99_us);
-	r.node_peak_dev = read_spread<std::uint64_t>(node, "peak_dev");
-	r.node_evicted = read_spread<std::uint64_t>(node, "evicted");
-	r.node_returned = read_spread<std::uint64_t>(node, "returned");
-	r.node_oversub_s = read_spread<double>(node, "oversub_s");
-	r.node_p99_us = read_spread<double>(node, "p99_us");
+	r.run = read(j, "run", d.run);
+	r.start = read(j, "start", d.start);
+	r.writer = read(j, "writer", d.writer);
+	r.n = read(j, "n", d.n);
+	r.parts = read(j, "parts", d.parts);
+	r.missing = read(j, "missing", d.missing);
+	r.missing_more = read(j, "missing_more", d.missing_more);
+	r.late = read(j, "late", d.late);
+	r.gpus = read(j, "gpus", d.gpus);
+	r.sum_peak_dev = read(sum, "peak_dev", d.sum_peak_dev, "sum.");
+	r.sum_peak_host = read(sum, "peak_host", d.sum_peak_host, "sum.");
+	r.sum_evicted = read(sum, "evicted", d.sum_evicted, "sum.");
+	r.sum_returned = read(sum, "returned", d.sum_returned, "sum.");
+	r.max_oversub_s = read(max, "oversub_s", d.max_oversub_s, "max.");
+	r.max_p99_us = read(max, "p99_us", d.max_p99_us, "max.");
+	r.node_peak_dev = read.spread<std::uint64_t>(node, "peak_dev");
+	r.node_evicted = read.spread<std::uint64_t>(node, "evicted");
+	r.node_returned = read.spread<std::uint64_t>(node, "returned");
+	r.node_oversub_s = read.spread<double>(node, "oversub_s");
+	r.node_p99_us = read.spread<double>(node, "p99_us");
 	r.top.reset();
 	if (j.contains("top")) {
+		using Row = std::tuple<std::string, std::uint64_t, std::uint64_t>;
+		auto rows = read(j, "top", std::vector<Row>{});
 		r.top.emplace();
-		for (const auto &e : j.at("top"))
-			r.top->push_back({e.at(0).get<std::string>(), e.at(1).get<std::uint64_t>(), e.at(2).get<std::uint64_t>()});
+		for (const auto &[name, evicted, peak] : rows)
+			r.top->push_back({name, evicted, peak});
 	}
-	r.ended = j.value("ended", d.ended);
-	r.file = j.value("file", d.file);
+	r.ended = read(j, "ended", d.ended);
+	r.file = read(j, "file", d.file);
 }
 
 JobwideRecord build_jobwide_record(const RunFacts &facts, const std::vector<NodePart> &parts,

@@ -85,11 +85,15 @@ struct JobwideRecord {
 	std::optional<std::vector<Evicter>> top;	// none: dropped to fit; empty: nothing evicted
 	std::map<std::string, std::uint64_t> ended;	// end reason: parts
 	std::string file;	// the writer's job-wide file, in reports.dir
+	// Read only: the fields of the wrong type, as "max.oversub_s", read
+	// as their defaults.
+	std::vector<std::string> unread;
 	bool operator==(const JobwideRecord &) const = default;
 };
 void to_json(nlohmann::json &j, const JobwideRecord &r);
 // Reads a segment of version 3 or later (what a later version adds is
-// ignored); a field of the wrong type throws nlohmann::json::exception.
+// ignored); a field of the wrong type reads as its default and is named in
+// unread. Only a `gos` that is not a number throws nlohmann::json::exception.
 void from_json(const nlohmann::json &j, JobwideRecord &r);
 
 struct RecordLimits {

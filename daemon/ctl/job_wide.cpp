@@ -129,6 +129,12 @@ std::string record_text(const report::JobwideRecord &r)
 		s << " and " << r.missing_more << " more";
 	s << "\n  job-wide file: " << (r.file.empty() ? "none" : escaped(r.file)) << " (on " << escaped(r.writer)
 	  << ")\n";
+	if (!r.unread.empty()) {
+		s << "  fields not read (of the wrong type), shown as 0 or empty:";
+		for (const std::string &f : r.unread)
+			s << " " << escaped(f);
+		s << "\n";
+	}
 	return s.str();
 }
 

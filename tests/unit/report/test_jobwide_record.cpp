@@ -176,7 +176,35 @@ BOOST_AUTO_TEST_CASE(a_record_reads_back_as_written)
 	JobwideRecord none = build_jobwide_record({1, 0, 1, "n1", 1, 0}, {quiet}, {});
 	BOOST_TEST(none.top->empty());
 	BOOST_TEST(json(none).get<JobwideRecord>().top->empty());
-	BOOST_CHECK_THROW(json({{"gos", 3}, {"parts", "many"}}).get<JobwideRecord>(), json::exception);
+	// A field of the wrong type reads as its default, named; the rest reads.
+	JobwideRecord partly = json({{"gos", 3}, {"parts", "many"}, {"n", 4}, {"max", {{"oversub_s", nullptr}}},
+				     {"node", {{"evicted", {1, 2}}}}, {"sum", 7}, {"top", "x"}})
+				       .get<JobwideRecord>();
+	BOOST_TEST(partly.n == 4u);
+	BOOST_TEST(partly.parts == 0u);
+	BOOST_TEST(partly.unread == (std::vector<std::string>{"sum", "parts", "max.oversub_s", "node.evicted", "top"}),
+		   boost::test_tools::per_element());
+	BOOST_CHECK_THROW(json({{"gos", "three"}}).get<JobwideRecord>(), json::exception);
+}
+
+// Issue 50, finding 7: a root-sealed part's absurd figures stay numbers.
+BOOST_AUTO_TEST_CASE(every_figure_of_a_record_is_a_number)
+{
+	NodePart huge, odd;
+	huge.node = "n1";
+	huge.oversub_s = 1e308;
+	huge.p99_us = std::numeric_limits<double>::max();
+	odd.node = "n2";
+	odd.oversub_s = std::numeric_limits<double>::infinity();
+	odd.p99_us = std::numeric_limits<double>::quiet_NaN();
+	JobwideRecord r = build_jobwide_record({1, 0, 1, "n1", 2, 0}, {huge, odd}, {});
+	const std::string text = jobwide_segment(r);
+	BOOST_TEST(text.find("null") == std::string::npos, text);
+	BOOST_TEST(r.max_oversub_s == 1e308);
+	BOOST_TEST(r.node_oversub_s.min == 0.0);	// the infinite one
+	JobwideRecord back = split_admin_comment(text).ours.get<JobwideRecord>();
+	BOOST_TEST(back.unread.empty());
+	BOOST_TEST(back.max_p99_us == std::numeric_limits<double>::max());
 }
 
 BOOST_AUTO_TEST_CASE(version_2_records_still_read_and_newer_ones_are_said)

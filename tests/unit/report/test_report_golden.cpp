@@ -383,14 +383,12 @@ BOOST_AUTO_TEST_CASE(version_3_text_is_escaped)
 	BOOST_TEST(text.find("written by n\\x1b]0;x\\x07") != std::string::npos, text);
 }
 
-// What this release cannot read is one line each, never an exception;
-// the other runs still print.
+// What this release cannot read at all is one line each, never an
+// exception; the other runs still print.
 BOOST_AUTO_TEST_CASE(records_not_read_are_said_in_a_line)
 {
 	const std::vector<std::pair<std::string, std::string>> cases = {
-		{R"(gpuoversub={"gos":3,"run":"first","parts":1})", "a run's record this version does not read ("},
-		{R"(gpuoversub={"gos":3,"node":{"evicted":[1]}})", "a run's record this version does not read ("},
-		{R"(gpuoversub={"gos":3,"top":"n1"})", "a run's record this version does not read ("},
+		{R"(gpuoversub={"gos":"3","run":1})", "a run's gpuoversub= segment that does not parse"},
 		{R"(gpuoversub={"gos":3,"run":1)", "a run's gpuoversub= segment that does not parse"},
 		{"gpuoversub=garbage", "a run's gpuoversub= segment that does not parse"},
 		{R"(gpuoversub={"gos":4,"run":1})", "a run's record of version 4, written by a newer release"},
@@ -400,6 +398,19 @@ BOOST_AUTO_TEST_CASE(records_not_read_are_said_in_a_line)
 		std::string text = ctl::job_wide_text(ctl::job_wide_from(segment + "\n" + field("admin-comment-v3.txt"), ""));
 		BOOST_TEST(text.find("job-wide (AdminComment, from sacct): " + said) == 0u, segment << ":\n" << text);
 		BOOST_TEST(text.find('\n') == text.find("job-wide (AdminComment, from sacct): run 1") - 1, text);
+	}
+	// A record partly read shows what it can, and names the rest (issue
+	// 50, finding 7: a null where a number belongs).
+	for (const auto &[segment, unread] : std::vector<std::pair<std::string, std::string>>{
+		     {R"(gpuoversub={"gos":3,"run":"first","parts":1})", " run"},
+		     {R"(gpuoversub={"gos":3,"run":1,"max":{"oversub_s":null},"parts":1})", " max.oversub_s"},
+		     {R"(gpuoversub={"gos":3,"run":1,"node":{"evicted":[1]}})", " node.evicted"},
+		     {R"(gpuoversub={"gos":3,"run":1,"top":"n1"})", " top"}}) {
+		std::string text = ctl::job_wide_text(ctl::job_wide_from(segment, ""));
+		BOOST_TEST(text.find("job-wide (AdminComment, from sacct): run ") == 0u, segment << ":\n" << text);
+		BOOST_TEST(text.find("  fields not read (of the wrong type), shown as 0 or empty:" + unread + "\n") !=
+				   std::string::npos,
+			   segment << ":\n" << text);
 	}
 	// A line with no segment at all is no run of ours.
 	BOOST_TEST(ctl::job_wide_from("site only\n\n", "").runs.empty());
