@@ -17,7 +17,9 @@
 //   1  failed REASON		slurmdbd could not be asked, or holds no such run
 //   2  usage
 //   3  not ended ...		the run still runs: ask again later
-//   4  refused REASON		nothing written, and asking again will not help
+//   4  refused REASON		nothing written, and asking again will not help:
+//				also when the run's record holds as many parts
+//				already (a successor's, a resumed writer's)
 #include "daemon/slurmfacts/write_record.hpp"
 
 #include <slurm/slurmdb.h>
@@ -29,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,11 +76,37 @@ std::string read_record(std::string &record)
 		return "the record holds a quote, a backslash or a control character, which slurmdbd does not escape";
 	report::AdminComment c = report::split_admin_comment(record);
 	if (c.ours.empty() || !c.site.empty() || !c.newer.empty() || !c.ours.contains("gos") ||
-	    !c.ours["gos"].is_number_integer() || c.ours["gos"].get<long long>() < 3)
-		return "the record is not one gpuoversub= segment of version 3 or later";
+	    !c.ours["gos"].is_number_integer() || c.ours["gos"].get<long long>() != 3)
+		return "the record is not one gpuoversub= segment of version 3";
 	if (report::join_admin_comment({"", c.ours}) != record)
 		return "the record is not written as gpuoversub writes it";
+	// Exactly the keys and types a record has: read and written again,
+	// it is the same (issue 50, finding 9: a record with foreign keys).
+	const auto read = c.ours.get<report::JobwideRecord>();
+	if (!read.unread.empty() || nlohmann::json(read) != c.ours)
+		return "the record holds keys or values gpuoversub does not write";
 	return "";
+}
+
+// The parts of a version 3 record; 0 when it has none that reads.
+std::uint64_t parts_of(const report::AdminComment &c)
+{
+	const auto it = c.ours.find("parts");
+	return it != c.ours.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+}
+
+// How many parts the run's record holds, when AdminComment already holds
+// our record of the run that started at START.
+std::optional<std::uint64_t> parts_held(const char *field, long long start)
+{
+	if (!field)
+		return std::nullopt;
+	report::AdminComment c = report::split_admin_comment(field);
+	const auto gos = c.ours.find("gos"), at = c.ours.find("start");
+	if (gos == c.ours.end() || !gos->is_number_integer() || gos->get<long long>() != 3 || at == c.ours.end() ||
+	    !at->is_number_integer() || at->get<long long>() != start)
+		return std::nullopt;
+	return parts_of(c);
 }
 
 bool number(const char *s, long long &out)
@@ -194,6 +223,13 @@ int write_on(void *db, std::uint32_t job, long long start, const std::string &re
 			       " bytes, over AdminComment's 65535; the site's text is never cut";
 		} else if (run.admin_comment && text == run.admin_comment) {
 			line = "written already";
+		} else if (auto held = parts_held(run.admin_comment, start); held && *held >= parts_of(ours)) {
+			// A writer and its successor may both write (the writer was
+			// only slow), or one resumed after a restart: the first record
+			// with the most parts stays (issue 50, finding 5).
+			status = 4;
+			line = "refused the run's record holds " + std::to_string(*held) + " parts already, this one " +
+			       std::to_string(parts_of(ours)) + ": kept";
 		} else {
 			JobCond one(job);
 			std::string state = std::to_string(run.state);
@@ -225,7 +261,7 @@ int write_on(void *db, std::uint32_t job, long long start, const std::string &re
 
 } // namespace
 
-int write_record(const char *job_arg, const char *start_arg, std::string (*init)())
+int write_record(const char *job_arg, const char *start_arg, std::string (*init)(), void (*read)())
 {
 	long long job = 0, start = 0;
 	if (!number(job_arg, job) || job <= 0 || job > UINT32_MAX || !number(start_arg, start) || start <= 0) {
@@ -235,6 +271,8 @@ int write_record(const char *job_arg, const char *start_arg, std::string (*init)
 	std::string record;
 	if (std::string why = read_record(record); !why.empty())
 		return answer(4, "refused " + why);
+	if (read)
+		read();
 	if (std::string why = init(); !why.empty())
 		return answer(1, "failed " + why);
 	std::uint16_t flags = 0;

@@ -286,6 +286,26 @@ the_record_helper_serves_the_daemon_user_only() {
 	return $rc
 }
 
+# Issue 50, finding 9: 20 idle connections of the daemon's user hold at most
+# MaxConnections=8 root helpers, and each goes within its 5 s for a
+# request, answered (status 4), so that no instance is left failed.
+the_record_helper_bounds_idle_connections() {
+	local out open rc=0
+	out=$(setpriv --reuid=gpuoversub --regid=gpuoversub --clear-groups /opt/gos/gos_record_request --hold $record_sock 20)
+	echo "$out"
+	[[ $out == *"all closed after "* ]] || rc=1
+	open=$(sed -n 's/^open \([0-9]*\) after 1 s$/\1/p' <<<"$out")
+	if [ -z "$open" ] || [ "$open" -gt 8 ]; then
+		echo "open after 1 s: '$open', more than MaxConnections=8"
+		rc=1
+	fi
+	wait_until 10 bash -c "[ -z \"\$(systemctl list-units --all --plain --no-legend --state=active,activating,deactivating 'gpuoversub-record@*')\" ]" ||
+		{ echo "instances still running:"; record_instances; rc=1; }
+	[ -z "$(record_instances --state=failed)" ] || { echo "failed instances:"; record_instances --state=failed; rc=1; }
+	[ $rc -eq 0 ] || journalctl -u gpuoversub-record.socket -u 'gpuoversub-record@*' --no-pager -n 20 -o short-monotonic
+	return $rc
+}
+
 # The guest's Slurm node (run.sh): slurmd under systemd on cgroup v2,
 # proctrack/cgroup, task/cgroup and ConstrainDevices, the GPUs as device
 # nodes; the daemon's two simulated GPUs are the node's. Jobs A (a whole
@@ -423,6 +443,7 @@ check "the report is written and readable by its owner only" the_owner_reads_the
 check "the sandbox and the daemon's user refuse a directory outside them, by name" the_sandbox_refuses_a_directory_outside_it
 check "the daemon, not root, drives the module through /dev/gpuoversub-control" the_daemon_drives_the_module
 check "the record helper's socket answers the daemon's user, refuses others" the_record_helper_serves_the_daemon_user_only
+check "the record helper's socket holds at most 8 idle connections, each 5 s" the_record_helper_bounds_idle_connections
 check "the Slurm facts reader reaches slurmctld: a job Slurm does not know is ended" the_facts_reader_reaches_slurmctld
 check "slurmd runs on cgroup v2 with proctrack/cgroup, task/cgroup and ConstrainDevices" the_node_runs_slurmd_on_cgroup_v2
 check "each job sees only its GPU's device, and the daemon maps the job's device 0 to it" \

@@ -305,6 +305,28 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "$output" = "written already" ]
+	# Issue 50: a key gpuoversub does not write is refused (finding 9); a
+	# record of the run with fewer parts, or as many, never replaces one
+	# (a successor after its writer, a writer resumed: finding 5).
+	run facts --write-record "$id" "$s0" <<<"${record/'"gos":3'/'"extra":1,"gos":3'}"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$output" = "refused the record holds keys or values gpuoversub does not write" ]
+	local ours=${record/'"start":1733140000'/"\"start\":$s0"}
+	run facts --write-record "$id" "$s0" <<<"$ours"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run facts --write-record "$id" "$s0" <<<"${ours/'"parts":3'/'"parts":1'}"
+	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$output" = "refused the run's record holds 3 parts already, this one 1: kept" ]
+	run facts --write-record "$id" "$s0" <<<"${ours/'"writer":"n0001"'/'"writer":"n0002"'}"
+	[ "$status" -eq 4 ]
+	[ "$output" = "refused the run's record holds 3 parts already, this one 3: kept" ]
+	run facts --write-record "$id" "$s0" <<<"${ours/'"parts":3'/'"parts":4'}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$(sacct -j "$id" -X -D -n -P -o AdminComment | sed -n 1p)" == *'"parts":4'* ]]
 }
 
 # Issue 30, step 4: the nodes' addresses, for the job-wide door's check of

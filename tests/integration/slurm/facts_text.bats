@@ -80,3 +80,24 @@ as_nobody() {
 	[ "$status" -eq 2 ]
 	[[ $output == *"stdin is no Unix socket"* ]]
 }
+
+# Issue 50, finding 9: a peer that connects and sends nothing holds the root
+# helper 5 s, not the 60 it has for slurmdbd. (systemd caps the helpers at
+# MaxConnections=8 beside it: tests/service.)
+@test "--serve-record gives an idle peer 5 s, then goes" {
+	run python3 - "${BUILD:-build}/libexec/gpuoversub/gpuoversub-slurm-facts" <<'PY'
+import socket, subprocess, sys, time
+mine, its = socket.socketpair()
+t0 = time.monotonic()
+p = subprocess.Popen([sys.argv[1], "--serve-record", "nobody"], stdin=its, stdout=its)
+its.close()
+rc = p.wait(timeout=30)
+print("gone after %.1f s, status %d" % (time.monotonic() - t0, rc))
+print(mine.recv(256).decode().strip())
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Its alarm, after 5 s and well before 60: a refusal, status 4.
+	awk 'NR == 1 { exit !($3 >= 4.5 && $3 <= 15 && $6 == 4) }' <<<"$output"
+	[ "${lines[1]}" = "refused no whole request within 5 s" ]
+}
