@@ -176,12 +176,23 @@ JobWide job_wide_from(const std::string &sacct_lines, const std::string &slurmct
 	return v;
 }
 
+std::string own_runs(const std::string &sacct_lines, std::uint64_t job)
+{
+	const std::string id = std::to_string(job) + "|";
+	std::istringstream lines(sacct_lines);
+	std::string out;
+	for (std::string line; std::getline(lines, line);)
+		if (line.starts_with(id))
+			out += line.substr(id.size()) + "\n";
+	return out;
+}
+
 // Each source gives the AdminComment field alone, never a line of the
 // job's fields: a job name or comment its owner wrote cannot pass for it.
 JobWide job_wide_view(std::uint64_t job)
 {
 	std::string id = std::to_string(job);
-	JobWide v = job_wide_from(client_output("sacct -n -P -X -D -o AdminComment -j " + id), "");
+	JobWide v = job_wide_from(own_runs(client_output("sacct -n -P -X -D -o JobIDRaw,AdminComment -j " + id), job), "");
 	if (v.ours.empty() && v.runs.empty())
 		v = job_wide_from("", client_output("'" + gpud::slurm_facts_program_path() + "' --admin-comment " + id));
 	return v;

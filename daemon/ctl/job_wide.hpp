@@ -36,6 +36,11 @@ struct JobWide {
 // J`): the latter counts only when the lines hold no segment, and only a
 // version 2 one (slurmctld never holds a version 3 record).
 JobWide job_wide_from(const std::string &sacct_lines, const std::string &slurmctld_field);
+// The AdminComment lines of job JOB's own records from `sacct -j JOB -X -D
+// -n -P -o JobIDRaw,AdminComment`: an array job's id gives every task's
+// record, each of another raw id, and only JOB's are its runs (issue 50,
+// finding 8).
+std::string own_runs(const std::string &sacct_lines, std::uint64_t job);
 JobWide job_wide_view(std::uint64_t job);
 // The view as text: version 2 a line for the totals and one per node and
 // run; version 3 a few lines per run. A record this release does not read

@@ -372,6 +372,18 @@ BOOST_AUTO_TEST_CASE(version_3_runs_keep_their_text)
 	BOOST_TEST(runs[1] == nlohmann::json::parse(run1.substr(at)));
 }
 
+// Issue 50, finding 8: an array's id gives every task's record; a job's
+// report shows its own runs only, a site's '|' in the field kept.
+BOOST_AUTO_TEST_CASE(an_array_tasks_runs_are_its_own)
+{
+	const std::string v3 = field("admin-comment-v3.txt");
+	const std::string sacct = "123|site a|b " + v3 + "\n124|" + v3 + "\n1234|" + v3 + "\n123|\n";
+	BOOST_TEST(ctl::own_runs(sacct, 123) == "site a|b " + v3 + "\n\n");
+	BOOST_TEST(ctl::job_wide_from(ctl::own_runs(sacct, 123), "").runs.size() == 1u);
+	BOOST_TEST(ctl::job_wide_from(ctl::own_runs(sacct, 124), "").runs.size() == 1u);
+	BOOST_TEST(ctl::own_runs(sacct, 12).empty());
+}
+
 // Every text of a record reaches the terminal escaped.
 BOOST_AUTO_TEST_CASE(version_3_text_is_escaped)
 {
