@@ -54,7 +54,7 @@ OutboxSettings outbox_settings(const config::Config &cfg)
 }
 
 Jobwide::Jobwide(const config::Config &cfg, Logger log)
-	: on_(cfg.policy.report_admin_comment), log_(log), writer_(writer_settings(cfg), log), outbox_(outbox_settings(cfg), draw),
+	: on_(cfg.policy.report_admin_comment), state_dir_(cfg.start.state_dir), log_(log), writer_(writer_settings(cfg), log), outbox_(outbox_settings(cfg), draw),
 	  nodes_(Clock::now(), std::chrono::duration_cast<Clock::duration>(node_table_first_within * draw()),
 		 node_table_again_after)
 {
@@ -68,6 +68,20 @@ void Jobwide::configure(const config::Config &cfg)
 }
 
 std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono)
+{
+	return take_end(end, now, mono, true);
+}
+
+void Jobwide::part_settled(std::uint64_t job, std::int64_t start)
+{
+	try {
+		drop_pending(state_dir_, job, start);
+	} catch (const std::runtime_error &e) {
+		log_(std::string("job-wide: job ") + std::to_string(job) + ": its saved part stays: " + e.what());
+	}
+}
+
+std::optional<Refusal> Jobwide::take_end(const RunEnd &end, std::int64_t now, Clock::time_point mono, bool save)
 {
 	if (!on_)
 		return Refusal{-ENOTSUP, "the job-wide channel is off on this node (reports.admin_comment)"};
@@ -110,10 +124,22 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 		if (!writes && outbox_.held() >= outbox_settings_max)
 			return Refusal{-EBUSY, "this node holds as many parts to send as it may"};
 	}
+	// Saved before anything is held or answered: the epilog returns at
+	// once, and a part only in memory would go with a restart.
+	if (save && !end.frame.empty()) {
+		try {
+			save_pending(state_dir_, end, now);
+		} catch (const std::runtime_error &e) {
+			return Refusal{-EIO, std::string("the part could not be saved: ") + e.what()};
+		}
+	}
 	const report::RunFacts facts{end.job, end.run, end.start, end.node, end.num_nodes, 0};
 	if (writes)
-		if (auto why = writer_.expect(facts, end.nodelist, now))
+		if (auto why = writer_.expect(facts, end.nodelist, now)) {
+			if (save && !end.frame.empty())
+				part_settled(end.job, end.start);	// refused: nothing is held
 			return Refusal{-EBUSY, "the run is not written here: " + *why};
+		}
 	// Standing by is the successor's extra: when it cannot, its part still
 	// goes to the writer, as any other node's.
 	if (stands_by && !end.frame.empty() && own_.size() >= own_max) {
@@ -133,7 +159,7 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 		// The successor keeps its own part for the run it stands by for,
 		// and sends it to the writer as every other node does.
 		if (writes || stands_by)
-			own_.push_back(std::move(frame));
+			own_.push_back({std::move(frame), end.start, writes});
 		if (!writes) {
 			outbox_.add({end.job, end.start, writer, stands_by ? "" : successor, end.frame}, mono);
 			++counts_.queued;
@@ -143,15 +169,15 @@ std::optional<Refusal> Jobwide::run_end(const RunEnd &end, std::int64_t now, Clo
 	return std::nullopt;
 }
 
-std::deque<jobwide::Frame> Jobwide::take_own()
+std::deque<Jobwide::OwnPart> Jobwide::take_own()
 {
 	return std::exchange(own_, {});
 }
 
-void Jobwide::own_again(jobwide::Frame frame)
+void Jobwide::own_again(OwnPart part)
 {
 	if (own_.size() < own_max)
-		own_.push_back(std::move(frame));
+		own_.push_back(std::move(part));
 }
 
 } // namespace gos::gpud

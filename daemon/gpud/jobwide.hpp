@@ -18,20 +18,11 @@
 #include "daemon/gpud/answer.hpp"
 #include "daemon/gpud/jobwide_listener.hpp"
 #include "daemon/gpud/jobwide_outbox.hpp"
+#include "daemon/gpud/jobwide_pending.hpp"
 #include "daemon/gpud/jobwide_writer.hpp"
 #include "daemon/gpud/node_table.hpp"
 
 namespace gos::gpud {
-
-// A JOBWIDE_PART request, its bytes split and checked for form only.
-struct RunEnd {
-	std::uint64_t job = 0;
-	std::int64_t start = 0;
-	std::uint32_t run = 0, num_nodes = 0;
-	std::string node;	// SLURMD_NODENAME
-	std::string nodelist;	// SLURM_NODELIST
-	std::string frame;	// as the epilog encoded it; empty: no part here
-};
 
 // What the server counts for the exporter.
 struct JobwideCounts {
@@ -56,16 +47,32 @@ public:
 
 	// A run ended on this node (its epilog's JOBWIDE_PART): expects the
 	// run when this node is its writer, and sends its part on (to the
-	// writer, or to this node's own door). Why not, for the caller: then
+	// writer, or to this node's own door), saved first (jobwide_pending.hpp)
+	// so that a restart loses no part. Why not, for the caller: then
 	// nothing is held. Refused while reports.admin_comment is off.
 	std::optional<Refusal> run_end(const RunEnd &end, std::int64_t now, Clock::time_point mono);
+	// A saved run end taken again after a restart, as the epilog gave it.
+	std::optional<Refusal> resume_end(const RunEnd &end, std::int64_t now, Clock::time_point mono)
+	{
+		return take_end(end, now, mono, false);
+	}
+	// The part of run (JOB, START) is where it goes, or never will be:
+	// its saved end is dropped.
+	void part_settled(std::uint64_t job, std::int64_t start);
+	const std::string &state_dir() const { return state_dir_; }
 
-	// This node's own parts, as writer, to be opened (on a worker, by the
-	// server) and taken: they came on the root socket, so no address check.
-	std::deque<jobwide::Frame> take_own();
+	// This node's own parts, as writer (or successor standing by), to be
+	// opened (on a worker, by the server) and taken: they came on the root
+	// socket, so no address check.
+	struct OwnPart {
+		jobwide::Frame frame;
+		std::int64_t start = 0;
+		bool writes = false;	// its run's writer: the part is settled once taken
+	};
+	std::deque<OwnPart> take_own();
 	// One of them that could not be opened yet (munged did not answer),
 	// for the next turn.
-	void own_again(jobwide::Frame frame);
+	void own_again(OwnPart part);
 
 	// The server's hook: called whenever there is new work.
 	void on_work(std::function<void()> poke) { poke_ = std::move(poke); }
@@ -85,13 +92,15 @@ private:
 		if (poke_)
 			poke_();
 	}
+	std::optional<Refusal> take_end(const RunEnd &end, std::int64_t now, Clock::time_point mono, bool save);
 
 	bool on_;	// reports.admin_comment: the channel serves
+	std::string state_dir_;
 	Logger log_;
 	JobwideWriter writer_;
 	JobwideOutbox outbox_;
 	NodeTable nodes_;
-	std::deque<jobwide::Frame> own_;
+	std::deque<OwnPart> own_;
 	std::function<void()> poke_;
 	std::string self_;
 	JobwideCounts counts_;

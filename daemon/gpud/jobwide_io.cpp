@@ -107,8 +107,36 @@ void JobwideIo::start()
 	// written now, the others wait on.
 	for (ClosedRun &run : jobwide_.writer().resume(std::time(nullptr)))
 		begin(std::move(run));
+	resume_parts();
 	door();	// before READY=1, when it can
 	tick();
+}
+
+// Run ends whose part a previous daemon had not settled (jobwide_pending.hpp):
+// taken again as the epilog gave them, unless their credential, sealed for
+// send_for and a minute (at most munged's hour), has expired since.
+void JobwideIo::resume_parts()
+{
+	std::vector<std::string> problems;
+	const std::int64_t now = std::time(nullptr),
+			   lives = std::min<std::int64_t>(
+				   static_cast<std::int64_t>(daemon_.config().policy.jobwide.send_for_ns / 1'000'000'000ULL) + 60,
+				   3600);
+	for (const SavedEnd &s : load_pending(jobwide_.state_dir(), OutboxSettings{}.max_parts, problems)) {
+		const RunEnd &e = s.end;
+		if (now - s.saved_at > lives) {
+			GOS_LOG(log::warning, "job-wide: job " << e.job << ": this node's part, saved " << now - s.saved_at
+								<< " s ago, is dropped: its credential has expired");
+			jobwide_.part_settled(e.job, e.start);
+		} else if (auto refused = jobwide_.resume_end(e, now, Clock::now())) {
+			GOS_LOG(log::warning, "job-wide: job " << e.job << ": this node's saved part is dropped: " << refused->why);
+			jobwide_.part_settled(e.job, e.start);
+		} else {
+			GOS_LOG(log::notice, "job-wide: job " << e.job << ": this node's part, saved before the restart, goes on");
+		}
+	}
+	for (const std::string &p : problems)
+		GOS_LOG(log::warning, "job-wide: a saved part left as it is: " << p);
 }
 
 std::uint16_t JobwideIo::port() const
@@ -220,30 +248,39 @@ void JobwideIo::open_own()
 {
 	if (Clock::now() < own_again_)
 		return;
-	for (jobwide::Frame &f : jobwide_.take_own()) {
+	for (Jobwide::OwnPart &own : jobwide_.take_own()) {
 		on_worker(
 			door_workers_,
-			[f, unseal = munged_.unseal] {
+			[f = own.frame, unseal = munged_.unseal] {
 				return open_frame(f, {}, {}, [](const std::string &, const std::string &) { return true; },
 						  unseal);
 			},
-			[this, f](Opened o) mutable {	// copies both: the two lambdas are made in no set order
+			[this, own](Opened o) mutable {	// copies both: the two lambdas are made in no set order
+				const jobwide::Frame &f = own.frame;
+				// The writer's own part is where it goes once its run
+				// holds it, or never will be: its saved end goes.
+				auto settled = [&] {
+					if (own.writes)
+						jobwide_.part_settled(f.job, own.start);
+				};
 				auto again = [&] {
 					own_again_ = Clock::now() + own_again_after;
-					if (jobwide_.writer().knows(f.job))
-						jobwide_.own_again(std::move(f));
+					if (!jobwide_.writer().knows(f.job))
+						return settled();
+					jobwide_.own_again(std::move(own));
 				};
 				if (o.again)
 					return again();
 				if (!o.refused.empty()) {
 					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was refused: "
 									     << o.refused);
-					return;
+					return settled();
 				}
 				bool late = false;
 				jobwide::Answer a = take_frame(jobwide_.writer(), f, o.payload, late);
 				if (a.word == jobwide::Answer::Word::busy)
 					return again();
+				settled();
 				if (a.word == jobwide::Answer::Word::refused)
 					GOS_LOG(log::error, "job-wide: job " << f.job << ": this node's own part was not taken: "
 									     << a.reason);
@@ -282,6 +319,7 @@ void JobwideIo::send_due()
 			   });
 	}
 	for (const Ended &e : box.ended()) {
+		jobwide_.part_settled(e.part.job, e.part.start);
 		if (e.delivered) {
 			jobwide_.counts().delivered++;
 			// This node's own part, of a run it may stand by for: the

@@ -15,6 +15,7 @@
 //     or slurmdbd cannot be reached, for at most send_for), then its
 //     job-wide file, and only then is its journal dropped.
 //   - The node table is read on a worker when it is due.
+//   - The parts a previous daemon had not settled are taken again at start.
 // A one-second tick looks for what is due; new work pokes it at once.
 #pragma once
 
@@ -65,6 +66,7 @@ private:
 		nlohmann::json fallback;	// the file, if the writer no longer holds the run
 	};
 	void door();
+	void resume_parts();
 	void tick();
 	void pump();
 	void poke();

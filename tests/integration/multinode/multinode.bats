@@ -378,3 +378,26 @@ PY
 	grep -F "job-wide door: not_member from $(node_ip n3) claiming node n3 for job $id" "$log"
 	grep -F "job-wide door: busy_not_its_address from $(node_ip n3) claiming node n2 for job $id" "$log"
 }
+
+# Issue 50, finding 5: a part is saved before the epilog is answered. n3's
+# part waits in its outbox (the writer n1 has not heard of the run yet, and
+# answers busy) when n3's daemon is killed; restarted, it sends the part on,
+# n1's run holds it once n1's own epilog comes, and n3's saved copy goes.
+@test "a sender's daemon killed with its part unsent sends it after its restart" {
+	local id=990002 s=1733150000 send=$GOS_BUILD/tests/tools/gos_jobwide_send
+	local saved=$GOS_DIR/nodes/n3/state/jobwide-outbox-$id-$s.json journal=$GOS_DIR/nodes/n1/state/jobwide-$id-$s.jsonl
+	part() { echo "{\"node\":\"$1\",\"run\":0,\"gpus\":[],\"peak_dev\":0,\"peak_host\":0,\"evicted\":3,\"returned\":0,\"oversub_s\":0,\"p99_us\":0,\"end\":\"\"}"; }
+	run on_node n3 "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 3 n3 "n[1-3]" "$(part n3)"
+	echo "$output"
+	[ "$output" = "ok $s 0" ]
+	test -s "$saved"
+	node_daemon_kill n3 KILL
+	node_daemon_start n3
+	wait_until 10 grep -q "job-wide: job $id: this node's part, saved before the restart, goes on" \
+		"$GOS_DIR/log/gpuoversubd.n3.log"
+	run on_node n1 "$send" end "$GOS_SOCK" "$GOS_MUNGE_SOCK" "$id" 0 "$s" 3 n1 "n[1-3]" "$(part n1)"
+	echo "$output"
+	[ "$output" = "ok $s 0" ]
+	wait_until 60 grep -q '"node":"n3"' "$journal" || { cat "$journal"; tail -n 20 "$GOS_DIR/log/gpuoversubd.n3.log"; false; }
+	wait_until 30 eval '[ ! -e "$saved" ]'
+}

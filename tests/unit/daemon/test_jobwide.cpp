@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "daemon/gpud/jobwide.hpp"
 
@@ -61,7 +62,9 @@ BOOST_AUTO_TEST_CASE(the_writer_expects_its_run_and_opens_its_own_part)
 	BOOST_TEST(x.jw->outbox().held() == 0u);
 	auto own = x.jw->take_own();
 	BOOST_TEST(own.size() == 1u);
-	BOOST_TEST(own.front().node == "n1");
+	BOOST_TEST(own.front().frame.node == "n1");
+	BOOST_TEST(own.front().start == start);
+	BOOST_TEST(own.front().writes);
 	BOOST_TEST(x.jw->take_own().empty());
 	BOOST_TEST(x.jw->self() == "n1");
 	BOOST_TEST(x.pokes == 1);
@@ -162,6 +165,50 @@ BOOST_AUTO_TEST_CASE(a_malformed_run_end_is_refused_with_nothing_held)
 	BOOST_TEST(x.pokes == 0);
 	BOOST_TEST(x.jw->counts().run_ends == 0u);
 	BOOST_TEST(x.jw->self().empty());
+	std::vector<std::string> problems;
+	BOOST_TEST(load_pending(x.dir, 100, problems).empty());	// nothing saved either
+}
+
+// Issue 50, finding 5: a part is saved before its run end is answered, and
+// a restarted daemon takes it again as the epilog gave it; once settled,
+// its saved end is gone.
+BOOST_AUTO_TEST_CASE(a_part_is_saved_before_it_is_answered_and_taken_again_after_a_restart)
+{
+	Fixture x;
+	const RunEnd sent = end_of("n3");
+	BOOST_TEST(!x.jw->run_end(sent, start + 60, mono));
+	BOOST_TEST(!x.jw->run_end(end_of("n3", false), start + 61, mono));	// no part: nothing saved
+	std::vector<std::string> problems;
+	auto saved = load_pending(x.dir, 100, problems);
+	BOOST_REQUIRE(saved.size() == 1u);
+	BOOST_TEST((saved[0].end == sent));
+	BOOST_TEST(saved[0].saved_at == start + 60);
+	BOOST_TEST(problems.empty());
+	const auto mode = std::filesystem::status(pending_path(x.dir, 42, start)).permissions() & std::filesystem::perms::all;
+	BOOST_TEST((mode == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)));
+	// The daemon restarts: a new state, the saved end taken again.
+	Jobwide again(x.cfg, [](const std::string &) {});
+	BOOST_TEST(!again.resume_end(saved[0].end, start + 90, mono));
+	auto tries = again.outbox().due(mono);
+	BOOST_REQUIRE(tries.size() == 1u);
+	BOOST_TEST(*tries[0].frame == sent.frame);
+	BOOST_TEST(load_pending(x.dir, 100, problems)[0].saved_at == start + 60);	// as first saved
+	again.part_settled(42, start);
+	BOOST_TEST(load_pending(x.dir, 100, problems).empty());
+	// A file that does not read is named and left.
+	std::ofstream(pending_path(x.dir, 43, start)) << "{\"job\":43}";
+	std::ofstream(pending_path(x.dir, 44, start)) << sent.frame;
+	BOOST_TEST(load_pending(x.dir, 100, problems).empty());
+	BOOST_TEST(problems.size() == 2u);
+	// A disk that cannot take it: refused, so that the epilog says so.
+	Fixture y;
+	y.cfg.start.state_dir = (y.dir / "gone").string();
+	Jobwide full(y.cfg, [](const std::string &) {});
+	auto refused = full.run_end(sent, start + 60, mono);
+	BOOST_REQUIRE(refused.has_value());
+	BOOST_TEST(refused->status == -EIO);
+	BOOST_TEST(refused->why.find("the part could not be saved") == 0u, refused->why);
+	BOOST_TEST(full.outbox().held() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(the_channel_is_off_while_reports_admin_comment_is)
