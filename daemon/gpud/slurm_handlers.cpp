@@ -88,7 +88,12 @@ Answer SlurmHandlers::jobwide_part(Session &, const gos_req_jobwide &head, std::
 			  : Refusal{-ENOENT, "no start time for job " + std::to_string(end.job) + ": the epilog gives none "
 				    "(SLURM_JOB_START_TIME is Slurm 23.02's) and slurmctld's was not read while it ran here"};
 	if (refused) {
-		GOS_LOG(log::warning, "job-wide: job " << head.job_id << ": the epilog's run end not taken: " << refused->why);
+		// A frameless end of a run never seen here is the 22.05 epilog
+		// asking about every job, gpuoversub's or not: nothing to say
+		// (issue 50, finding 6: a line for each job without the option).
+		const bool asking = end.frame.empty() && refused->status == -ENOENT;
+		GOS_LOG(asking ? log::debug : log::warning,
+			"job-wide: job " << head.job_id << ": the epilog's run end not taken: " << refused->why);
 		return answer_of(refused);
 	}
 	gos_rep_jobwide rep{};

@@ -308,8 +308,11 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	# Issue 50: a key gpuoversub does not write is refused (finding 9); a
 	# record of the run with fewer parts, or as many, never replaces one
 	# (a successor after its writer, a writer resumed: finding 5).
-	run facts --write-record "$id" "$s0" <<<"${record/'"gos":3'/'"extra":1,"gos":3'}"
+	run facts --write-record "$id" "$s0" <<<"${record/'"writer":"n0001"'/'"writer":"n0001","zz":1'}"
 	echo "$output"
+	[ "$status" -eq 4 ]
+	[ "$output" = "refused the record holds keys or values gpuoversub does not write" ]
+	run facts --write-record "$id" "$s0" <<<"${record/'"gpus":6'/'"gpus":"6"'}"
 	[ "$status" -eq 4 ]
 	[ "$output" = "refused the record holds keys or values gpuoversub does not write" ]
 	local ours=${record/'"start":1733140000'/"\"start\":$s0"}
@@ -560,6 +563,16 @@ assert sorted(p["node"] for p in f["parts"]) == ["node1", "node2"], f' "$GOS_DIR
 	[ "$status" -eq 1 ]
 	[[ "$output" == "no start time for job 999999: the epilog gives none"* ]]
 	release nostart "$id"
+	# Slurm 22.05's epilog asks so about every job: one the daemon never
+	# saw (no --gpu-mem-oversub) leaves no line above debug (issue 50,
+	# finding 6: a warning for each such job).
+	local from=$(($(wc -l <"$GOS_DIR/log/gpuoversubd.log") + 1)) plain
+	plain=$(sbatch --parsable -o "$GOS_DIR/out-%j.txt" --wrap true)
+	job_completed "$plain"
+	"$GOS_BUILD/bin/gpuoversubctl" --socket "$GOS_SOCK" status >/dev/null	# the loop has turned
+	run bash -c "tail -n +$from '$GOS_DIR/log/gpuoversubd.log' | grep -E '^<[0-6]>.*job $plain[^0-9]'"
+	echo "$output"
+	[ "$status" -eq 1 ]
 }
 
 @test "with slurmctld stopped mid-job the cached weights stay, the reason logged once" {
