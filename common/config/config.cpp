@@ -111,7 +111,7 @@ std::uint64_t Loader::duration(const Node *n, const std::string &key, bool zero_
 	double value = 0;
 	auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
 	std::string unit(p, static_cast<const char *>(s.data() + s.size()));
-	static const std::map<std::string, double> scale = {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+	static const std::map<std::string, double> scale = {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}, {"d", 86400e9}};
 	auto u = scale.find(unit);
 	if (ec != std::errc() || u == scale.end() || value < 0 || (!zero_ok && value == 0) || value * u->second > 1e18)
 		fail(n, "'" + key + "' must be a duration such as 500ms, 10s or 5m" +
@@ -412,8 +412,12 @@ void Loader::load(Config &cfg)
 					cfg.policy.report_summary = boolean(w, "reports.summary");
 				else if (k == "admin_comment")
 					cfg.policy.report_admin_comment = boolean(w, "reports.admin_comment");
+				else if (k == "keep")
+					cfg.policy.report_keep_ns = duration(w, "reports.keep", true);
+				else if (k == "max_size")
+					cfg.policy.report_max_bytes = size(w, "reports.max_size", 0);
 				else
-					fail(w, "unknown key '" + k + "' in 'reports'; use dir, summary or admin_comment");
+					fail(w, "unknown key '" + k + "' in 'reports'; use dir, summary, admin_comment, keep or max_size");
 			});
 		else if (key == "exporter")
 			each(v, key, [&](const std::string &k, Node *w) {

@@ -128,6 +128,10 @@ struct Policy {
 	std::string report_dir = "/var/log/gpuoversub/reports";
 	bool report_summary = true;		// also write a .txt summary
 	bool report_admin_comment = false;	// for the SPANK epilog
+	// reports.dir's files older than this go (0: none by age), then the
+	// oldest while the rest are over report_max_bytes (0: no cap).
+	std::uint64_t report_keep_ns = 90ULL * 86400 * 1'000'000'000ULL;
+	std::uint64_t report_max_bytes = 0;
 	std::string exporter_textfile;		// empty = off
 	std::uint64_t exporter_period_ns = 15'000'000'000ULL;
 	// Connections one user may hold on the public socket besides their jobs'

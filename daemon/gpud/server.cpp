@@ -13,6 +13,7 @@
 #include "common/proto/client.hpp"
 #include "common/util/atomic_file.hpp"
 #include "common/util/log.hpp"
+#include "daemon/gpud/report_pruning.hpp"
 
 namespace gos::gpud {
 
@@ -54,13 +55,15 @@ constexpr std::size_t reserved_descriptors = 64;
 constexpr auto first_backoff = std::chrono::milliseconds(100);
 constexpr auto last_backoff = std::chrono::milliseconds(1000);
 constexpr auto trim_period = std::chrono::seconds(2);
+constexpr auto prune_period = std::chrono::hours(1);
 
 } // namespace
 
 Server::Server(asio::io_context &io, Daemon &daemon, std::string config_path, Munged munged)
 	: io_(io), daemon_(daemon), config_path_(std::move(config_path)),
 	  public_(io, daemon.config().start.socket, false), root_(io, proto::root_socket_of(daemon.config().start.socket), true),
-	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io), jobwide_(io, daemon, std::move(munged))
+	  trim_timer_(io), signals_(io, SIGHUP, SIGTERM, SIGINT), service_timer_(io), jobwide_(io, daemon, std::move(munged)),
+	  prune_timer_(io)
 {
 	std::size_t limit = raise_descriptor_limit();
 	public_most_ = limit > 2 * reserved_descriptors ? limit - reserved_descriptors : limit / 2;
@@ -174,6 +177,31 @@ void Server::trim_tick()
 		if (std::exchange(released_since_trim_, false))
 			::malloc_trim(0);
 		trim_tick();
+	prune_tick();
+	});
+}
+
+// reports.dir pruned by reports.keep and reports.max_size, at start and
+// every hour, on a thread of its own: a directory of many files never holds
+// the loop. What it did is logged from the loop.
+void Server::prune_tick()
+{
+	const config::Policy &p = daemon_.config().policy;
+	const auto keep_s = static_cast<std::int64_t>(p.report_keep_ns / 1'000'000'000ULL);
+	asio::post(chores_, [this, dir = p.report_dir, keep_s, max = p.report_max_bytes] {
+		Pruned r = prune_reports(dir, std::time(nullptr), keep_s, max);
+		asio::post(io_, [r = std::move(r)] {
+			if (r.files)
+				GOS_LOG(log::info, "reports: " << r.files << " file(s) of " << r.bytes
+							       << " bytes removed (reports.keep, reports.max_size)");
+			for (const std::string &why : r.problems)
+				GOS_LOG(log::warning, "reports: a file past reports.keep or reports.max_size stays: " << why);
+		});
+	});
+	prune_timer_.expires_after(prune_period);
+	prune_timer_.async_wait([this](const boost::system::error_code &ec) {
+		if (!ec)
+			prune_tick();
 	});
 }
 
@@ -244,6 +272,7 @@ void Server::run()
 	accept(public_);
 	accept(root_);
 	trim_tick();
+	prune_tick();
 	signals_.async_wait([this](const boost::system::error_code &e, int s) { on_signal(e, s); });
 	auto timer = [this] { return std::make_shared<asio::steady_timer>(io_); };
 	const config::Config &cfg = daemon_.config();

@@ -56,6 +56,7 @@ private:
 	void every(std::shared_ptr<boost::asio::steady_timer> timer, const std::uint64_t &interval_ns,
 		   void (Daemon::*fn)());
 	void trim_tick();
+	void prune_tick();
 	void service_tick();
 	void tell_ready();
 	void on_signal(const boost::system::error_code &ec, int sig);
@@ -74,7 +75,9 @@ private:
 	SystemdNotify notify_;
 	boost::asio::steady_timer service_timer_;
 	std::string told_status_;	// the last STATUS= systemd was sent
-	JobwideIo jobwide_;	// last: its workers' results come back to the loop
+	JobwideIo jobwide_;	// its workers' results come back to the loop
+	boost::asio::steady_timer prune_timer_;
+	boost::asio::thread_pool chores_{1};	// last: reports.dir's pruning, joined first
 };
 
 } // namespace gos::gpud

@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 		"fairness: equal\nchunk_size: 4M\nreturn_interval: 20ms\norder_timeout: 2s\nmax_oversub: 2.5\n"
 		"weights: {partition: {gpu: 2}, qos: {high: 4}}\nmin_share: {account: {phys: 0.25}}\n"
 		"balloon: {period: 1s, low: 0.2, high: 0.6}\nadvice: {persist: 0s}\nhost_spill_limit: 1T\n"
-		"reserve: 1G\nreports: {dir: /r, summary: no}\nexporter: {textfile: /m.prom}\n"
+		"reserve: 1G\nreports: {dir: /r, summary: no, keep: 30d, max_size: 10G}\nexporter: {textfile: /m.prom}\n"
 		"simulated_gpus:\n  - {memory: 80G, numa_node: 1, pci_bus_id: '0000:17:00.0'}\n",
 		"ok.yaml");
 	BOOST_TEST((c.start.fairness == config::Fairness::weighted));
@@ -54,6 +54,10 @@ BOOST_AUTO_TEST_CASE(policy_values_are_read)
 	BOOST_TEST(c.start.advice_persist_ns == 0u);
 	BOOST_TEST(c.policy.host_spill_limit == 1ULL << 40);
 	BOOST_TEST(!c.policy.report_summary);
+	BOOST_TEST(c.policy.report_keep_ns == 30ULL * 86400 * 1'000'000'000ULL);
+	BOOST_TEST(c.policy.report_max_bytes == 10ULL << 30);
+	BOOST_TEST(config::parse_config("", "d.yaml").policy.report_keep_ns == 90ULL * 86400 * 1'000'000'000ULL);
+	BOOST_TEST(config::parse_config("reports: {keep: 0s}\n", "z.yaml").policy.report_keep_ns == 0u);
 	BOOST_TEST(c.policy.exporter_textfile == "/m.prom");
 	BOOST_REQUIRE_EQUAL(c.start.simulated_gpus.size(), 1u);
 	BOOST_TEST(c.start.simulated_gpus[0].numa_node == 1);
@@ -94,6 +98,9 @@ BOOST_AUTO_TEST_CASE(every_bad_policy_names_file_line_and_column)
 		{"chunk_size: 100000\n", "p.yaml:1:13: 'chunk_size' must be at most 1G and a multiple of 4K"},
 		{"return_interval: fast\n", "p.yaml:1:18: 'return_interval' must be a duration"},
 		{"return_interval: 0s\n", "p.yaml:1:18: 'return_interval' must be a duration such as 500ms, 10s or 5m above zero"},
+		{"reports: {keep: forever}\n", "p.yaml:1:17: 'reports.keep' must be a duration such as 500ms, 10s or 5m, not 'forever'"},
+		{"reports: {max_size: lots}\n", "p.yaml:1:21: 'reports.max_size' must be a byte size"},
+		{"reports: {rotate: yes}\n", "p.yaml:1:19: unknown key 'rotate' in 'reports'; use dir, summary, admin_comment, keep or max_size"},
 		{"max_oversub: 100\n", "p.yaml:1:14: 'max_oversub' must be a number from 1 to 64"},
 		{"weights: {partition: {gpu: -1}}\n", "p.yaml:1:28: 'weights.partition.gpu' must be a number"},
 		{"weights: {team: {a: 1}}\n", "p.yaml:1:17: unknown key 'team' in 'weights'"},
