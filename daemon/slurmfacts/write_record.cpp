@@ -16,7 +16,8 @@
 //   0  written ...		the record is in (or already was)
 //   1  failed REASON		slurmdbd could not be asked, or holds no such run
 //   2  usage
-//   3  not ended ...		the run still runs: ask again later
+//   3  not ended ...		the run still runs after 5 tries a second apart on
+//				one connection: ask again later
 //   4  refused REASON		nothing written, and asking again will not help:
 //				also when the run's record holds as many parts
 //				already (a successor's, a resumed writer's)
@@ -45,6 +46,7 @@ namespace slurm = gos::slurm;
 
 constexpr std::size_t max_record = 16384;	// the segment, "gpuoversub=" included
 constexpr std::size_t max_field = 65535;	// slurmdbd's admin_comment column
+constexpr unsigned not_ended_tries = 5;	// a second apart
 
 int answer(int status, const std::string &line)
 {
@@ -159,14 +161,20 @@ std::string slurmdbd_error(const char *what)
 }
 
 // The write itself, on an open connection: the exit status.
-int write_on(void *db, std::uint32_t job, long long start, const std::string &record)
+// An answer line and its status, not yet said.
+struct Answered {
+	int status = 0;
+	std::string line;
+};
+
+Answered write_on(void *db, std::uint32_t job, long long start, const std::string &record)
 {
 	JobCond all(job);
 	all.cond.flags = JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP;
 	errno = 0;
 	slurm::List runs = slurmdb_jobs_get(db, &all.cond);
 	if (!runs)
-		return answer(1, "failed " + slurmdbd_error("cannot list the job's runs"));
+		return {1, "failed " + slurmdbd_error("cannot list the job's runs")};
 	std::vector<slurmdb_job_rec_t *> found, job_runs;
 	slurm::ListIterator it = slurm_list_iterator_create(runs);
 	while (void *x = slurm_list_next(it)) {
@@ -256,7 +264,7 @@ int write_on(void *db, std::uint32_t job, long long start, const std::string &re
 		}
 	}
 	slurm_list_destroy(runs);
-	return answer(status, line);
+	return {status, line};
 }
 
 } // namespace
@@ -280,7 +288,18 @@ int write_record(const char *job_arg, const char *start_arg, std::string (*init)
 	void *db = slurmdb_connection_get(&flags);
 	if (!db)
 		return answer(1, "failed " + slurmdbd_error("cannot be reached"));
-	int status = write_on(db, static_cast<std::uint32_t>(job), start, record);
+	// slurmdbd has a run's end a moment after its last epilog, and the
+	// writer asks at once: asked again on the same connection, a second
+	// apart, before the daemon is told to come back (issue 50, finding
+	// 10: a connection per try cost slurmdbd RPCs per job).
+	Answered a;
+	for (unsigned tries = 1;; tries++) {
+		a = write_on(db, static_cast<std::uint32_t>(job), start, record);
+		if (a.status != 3 || tries >= not_ended_tries)
+			break;
+		::sleep(1);
+	}
+	const int status = answer(a.status, a.line);
 	slurmdb_connection_close(&db);
 	slurm_fini();
 	return status;
