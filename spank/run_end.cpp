@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
+#include <optional>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -37,28 +37,34 @@ std::uint64_t env_number(const char *name)
 	return end && !*end ? n : 0;
 }
 
-// Seals the part into FRAME for the daemon on C; false when it could not.
-using Sealer = std::function<bool(proto::Client &c, std::string &frame)>;
-
-// JOBWIDE_PART: the run's end, with the frame SEAL makes (none: no part).
-// Not asked when SEAL fails: the reply is then empty, status 0, and SEAL
-// has said why.
-proto::Typed<gos_rep_jobwide> tell(const std::string &socket, const EpilogRun &run, const Sealer &seal)
+// JOBWIDE_PART: the run's end, with FRAME (empty: none).
+proto::Typed<gos_rep_jobwide> tell(const std::string &socket, const EpilogRun &run, const std::string &frame)
 {
+	gos_req_jobwide head = run.head;
+	head.nodelist_len = static_cast<__u32>(run.nodelist.size());
+	head.frame_len = static_cast<__u32>(frame.size());
+	const std::string bytes = run.nodelist + frame;
 	proto::Typed<gos_rep_jobwide> out;
 	proto::Reply r = ask_daemon(socket, [&](proto::Client &c) {
-		std::string frame;
-		if (seal && !seal(c, frame))
-			return proto::Reply{};
-		gos_req_jobwide head = run.head;
-		head.nodelist_len = static_cast<__u32>(run.nodelist.size());
-		head.frame_len = static_cast<__u32>(frame.size());
-		const std::string bytes = run.nodelist + frame;
 		out = c.jobwide_part(head, reinterpret_cast<const __u8 *>(bytes.data()), bytes.size());
 		return proto::Reply(out);
 	});
 	static_cast<proto::Reply &>(out) = r;
 	return out;
+}
+
+// The uid of the daemon at SOCKET (SO_PEERCRED), the one user besides root
+// a part is sealed for; asked on a connection of its own, which sends
+// nothing, so that munged's time never counts against the daemon's wait
+// for a request.
+std::optional<uid_t> daemon_uid(const std::string &socket)
+{
+	std::optional<uid_t> uid;
+	ask_daemon(socket, [&](proto::Client &c) {
+		uid = c.peer_uid();
+		return proto::Reply{};
+	});
+	return uid;
 }
 
 // The daemon's refusal, in slurmd's log: a daemon that does not run, or
@@ -107,7 +113,7 @@ std::optional<EpilogRun> epilog_run(const PlugstackArgs &args, std::uint64_t job
 	std::memcpy(head.node, node.data(), node.size());
 	if (head.start)
 		return run;
-	auto r = tell(args.socket, run, nullptr);	// Slurm 22.05: the daemon names the run it saw
+	auto r = tell(args.socket, run, "");	// Slurm 22.05: the daemon names the run it saw
 	if (r.status) {
 		not_taken(job, r);
 		return std::nullopt;
@@ -127,26 +133,22 @@ void send_part(const PlugstackArgs &args, const config::Config &cfg, const Epilo
 	p.run = head.run;
 	p.start = head.start;
 	p.node = std::string(head.node, ::strnlen(head.node, sizeof head.node));
-	std::uint64_t ttl = 0;
+	std::string frame;
 	try {
 		auto names = expand_hostlist(run.nodelist);
 		p.writers.assign(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 2));
 		p.part = report::node_part(report, p.node, head.run).dump();
-		ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
+		const auto ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
+		// Sealed for the daemons' user alone (and root): the uid of the
+		// daemon this node hands it to, as every node of a cluster runs it.
+		if (auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame,
+						      daemon_uid(args.socket)))
+			return not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
 	} catch (const std::exception &e) {
 		slurm_error("[gpuoversub] job %lu: no job-wide part: %s", id, e.what());
 		return;
 	}
-	// Sealed for the daemons' user alone (and root): the uid of the daemon
-	// this node hands it to, as every node of a cluster runs it.
-	auto r = tell(args.socket, run, [&](proto::Client &c, std::string &frame) {
-		auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame,
-						  c.peer_uid());
-		if (failure)
-			not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
-		return !failure;
-	});
-	if (r.status)
+	if (auto r = tell(args.socket, run, frame); r.status)
 		not_taken(head.job_id, r);
 }
 

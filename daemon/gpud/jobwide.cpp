@@ -174,10 +174,12 @@ std::deque<Jobwide::OwnPart> Jobwide::take_own()
 	return std::exchange(own_, {});
 }
 
-void Jobwide::own_again(OwnPart part)
+bool Jobwide::own_again(OwnPart part)
 {
-	if (own_.size() < own_max)
-		own_.push_back(std::move(part));
+	if (own_.size() >= own_max)
+		return false;
+	own_.push_back(std::move(part));
+	return true;
 }
 
 } // namespace gos::gpud

@@ -71,8 +71,8 @@ public:
 	};
 	std::deque<OwnPart> take_own();
 	// One of them that could not be opened yet (munged did not answer),
-	// for the next turn.
-	void own_again(OwnPart part);
+	// for the next turn; false (and not kept) when too many wait already.
+	bool own_again(OwnPart part);
 
 	// The server's hook: called whenever there is new work.
 	void on_work(std::function<void()> poke) { poke_ = std::move(poke); }

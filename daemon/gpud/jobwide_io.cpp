@@ -265,9 +265,8 @@ void JobwideIo::open_own()
 				};
 				auto again = [&] {
 					own_again_ = Clock::now() + own_again_after;
-					if (!jobwide_.writer().knows(f.job))
-						return settled();
-					jobwide_.own_again(std::move(own));
+					if (!jobwide_.writer().knows(f.job) || !jobwide_.own_again(own))
+						settled();
 				};
 				if (o.again)
 					return again();
@@ -307,9 +306,13 @@ void JobwideIo::send_due()
 		const config::StartSettings &start = daemon_.config().start;
 		SendTo to{*addr, start.jobwide_port, from, std::chrono::duration_cast<std::chrono::milliseconds>(send_within),
 			  start.jobwide_reserved_ports};
-		// The writer's daemon runs as this one does (or as root, harnesses).
+		// The writer's daemon runs as this one does (or as root, harnesses),
+		// and answers for the part's own node (the frame's: checked when
+		// its run end was taken).
+		jobwide::Frame sent;
+		jobwide::decode_frame({reinterpret_cast<const std::uint8_t *>(t.frame->data()), t.frame->size()}, sent);
 		Believe believe{&door_workers_, munged_.unseal, {::geteuid(), 0},
-				{static_cast<std::uint32_t>(t.job), t.start, jobwide_.self()}};
+				{static_cast<std::uint32_t>(t.job), t.start, sent.node}};
 		send_frame(io_, to, *t.frame, std::move(believe),
 			   [this, alive = alive_, id = t.id, target = t.target](Heard heard, const std::string &why) {
 				   if (!*alive)

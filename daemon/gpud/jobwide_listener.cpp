@@ -105,13 +105,15 @@ public:
 		std::string text;
 		if (jobwide::encode_answer_payload(a, {payload.job, payload.start, payload.node}, text) || !s_->seal)
 			return answer(a, reason);
-		asio::post(s_->workers, [self = shared_from_this(), text = std::move(text), seal = s_->seal, a, reason] {
+		// As in body(): the connection goes back to the event loop with
+		// the result, so that its last reference is dropped there.
+		asio::post(s_->workers, [self = shared_from_this(), text = std::move(text), seal = s_->seal, a, reason]() mutable {
 			std::string credential, line;
 			std::optional<std::string> why = seal(text, credential);
 			if (!why)
 				why = jobwide::encode_sealed_line(credential, line);
 			auto exec = self->sock_.get_executor();
-			asio::post(exec, [self, a, reason, line = std::move(line), why = std::move(why)]() mutable {
+			asio::post(exec, [self = std::move(self), a, reason, line = std::move(line), why = std::move(why)]() mutable {
 				if (self->s_->closed)
 					return;
 				if (!why)

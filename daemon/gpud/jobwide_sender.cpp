@@ -142,10 +142,12 @@ private:
 		if (!believe_.workers || !believe_.unseal)
 			return finish(Heard::busy, "a sealed answer, and no munged here to open it");
 		// munged blocks: a worker opens it, and the loop hears the result.
-		asio::post(*believe_.workers, [self = shared_from_this(), credential = std::move(*credential)] {
+		// The try goes back to the loop with the result, so that its last
+		// reference is dropped there.
+		asio::post(*believe_.workers, [self = shared_from_this(), credential = std::move(*credential)]() mutable {
 			munge::Decoded d = self->believe_.unseal(credential);
 			auto exec = self->sock_.get_executor();
-			asio::post(exec, [self, d = std::move(d)] { self->opened(d); });
+			asio::post(exec, [self = std::move(self), d = std::move(d)] { self->opened(d); });
 		});
 	}
 

@@ -177,7 +177,6 @@ void Server::trim_tick()
 		if (std::exchange(released_since_trim_, false))
 			::malloc_trim(0);
 		trim_tick();
-	prune_tick();
 	});
 }
 

@@ -37,9 +37,14 @@ constexpr unsigned request_within_s = 5, serve_within_s = 60;
 // What the alarm answers, by the phase it ends: an answer of the unit's
 // SuccessExitStatus=, so that no instance is left failed for a peer's sake.
 volatile sig_atomic_t reading = 1;
+// Once answered, the status: the alarm then ends the drain without a
+// second line.
+volatile sig_atomic_t answered_with = -1;
 
 void out_of_time(int)
 {
+	if (answered_with >= 0)
+		::_exit(answered_with);
 	static constexpr char request[] = "refused no whole request within 5 s\n",
 			      slurmdbd[] = "failed slurmdbd did not answer within 60 s\n";
 	if (reading) {
@@ -85,6 +90,7 @@ void drain()
 int answered(int status)
 {
 	std::fflush(stdout);
+	answered_with = status;
 	drain();
 	return status;
 }
