@@ -267,6 +267,10 @@ job-wide (AdminComment, from sacct): a run's gpuoversub= segment that does not p
 	[[ $output == "not ended: job $id's run that started at $s0 still runs" ]]
 	scontrol requeue "$id"
 	wait_until 30 in_state "$id" PENDING 1
+	# Run 1 starts once run 0 is gone from the daemon (its epilog's
+	# JOB_END), as in the test above: started sooner, its agent met run
+	# 0's tenant and the run failed at once (CI, 2026-12-07).
+	wait_until 60 eval '! has_tenant "$id"'
 	scontrol update job "$id" StartTime=now
 	wait_until 60 in_state "$id" RUNNING 1
 	s1=$(start_of "$id")
