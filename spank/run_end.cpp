@@ -18,9 +18,6 @@ extern "C" {
 namespace gos::spank {
 namespace {
 
-// munged's own default cap on a credential's life (--max-ttl).
-constexpr std::uint64_t munge_max_ttl_s = 3600;
-
 std::string env(const char *name)
 {
 	const char *v = std::getenv(name);
@@ -138,10 +135,10 @@ void send_part(const PlugstackArgs &args, const config::Config &cfg, const Epilo
 		auto names = expand_hostlist(run.nodelist);
 		p.writers.assign(names.begin(), names.begin() + std::min<std::size_t>(names.size(), 2));
 		p.part = report::node_part(report, p.node, head.run).dump();
-		const auto ttl = std::min<std::uint64_t>(cfg.policy.jobwide.send_for_ns / 1'000'000'000ULL + 60, munge_max_ttl_s);
 		// Sealed for the daemons' user alone (and root): the uid of the
 		// daemon this node hands it to, as every node of a cluster runs it.
-		if (auto failure = jobwide::seal_part(p, static_cast<int>(ttl), cfg.start.jobwide_munge_socket, frame,
+		if (auto failure = jobwide::seal_part(p, static_cast<int>(cfg.policy.jobwide.part_ttl_s()),
+						      cfg.start.jobwide_munge_socket, frame,
 						      daemon_uid(args.socket)))
 			return not_sealed(head.job_id, *failure, cfg.start.jobwide_munge_socket);
 	} catch (const std::exception &e) {

@@ -7,6 +7,7 @@
 // with) and the policy proper, which a reload (SIGHUP) replaces.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -68,6 +69,13 @@ struct Jobwide {
 	std::uint64_t max_nodes = 16384;			// parts one run holds at most
 	RecordHelper record_helper = RecordHelper::socket;
 	bool operator==(const Jobwide &) const = default;
+	// How long a node's sealed part is good for: send_for and a minute, at
+	// most munged's own default cap (--max-ttl, an hour). The epilog seals
+	// with it; a restarted daemon drops a saved part older than it.
+	std::int64_t part_ttl_s() const
+	{
+		return static_cast<std::int64_t>(std::min<std::uint64_t>(send_for_ns / 1'000'000'000ULL + 60, 3600));
+	}
 };
 
 // Fixed at start: a reload keeps the running values and names those it

@@ -118,10 +118,7 @@ void JobwideIo::start()
 void JobwideIo::resume_parts()
 {
 	std::vector<std::string> problems;
-	const std::int64_t now = std::time(nullptr),
-			   lives = std::min<std::int64_t>(
-				   static_cast<std::int64_t>(daemon_.config().policy.jobwide.send_for_ns / 1'000'000'000ULL) + 60,
-				   3600);
+	const std::int64_t now = std::time(nullptr), lives = daemon_.config().policy.jobwide.part_ttl_s();
 	for (const SavedEnd &s : load_pending(jobwide_.state_dir(), OutboxSettings{}.max_parts, problems)) {
 		const RunEnd &e = s.end;
 		if (now - s.saved_at > lives) {
