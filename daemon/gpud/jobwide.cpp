@@ -161,7 +161,7 @@ std::optional<Refusal> Jobwide::take_end(const RunEnd &end, std::int64_t now, Cl
 		if (writes || stands_by)
 			own_.push_back({std::move(frame), end.start, writes});
 		if (!writes) {
-			outbox_.add({end.job, end.start, writer, stands_by ? "" : successor, end.frame}, mono);
+			outbox_.add({end.job, end.start, writer, stands_by ? "" : successor, end.frame, end.node}, mono);
 			++counts_.queued;
 		}
 	}

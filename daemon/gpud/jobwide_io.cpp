@@ -304,12 +304,9 @@ void JobwideIo::send_due()
 		SendTo to{*addr, start.jobwide_port, from, std::chrono::duration_cast<std::chrono::milliseconds>(send_within),
 			  start.jobwide_reserved_ports};
 		// The writer's daemon runs as this one does (or as root, harnesses),
-		// and answers for the part's own node (the frame's: checked when
-		// its run end was taken).
-		jobwide::Frame sent;
-		jobwide::decode_frame({reinterpret_cast<const std::uint8_t *>(t.frame->data()), t.frame->size()}, sent);
+		// and answers for the part's own node.
 		Believe believe{&door_workers_, munged_.unseal, {::geteuid(), 0},
-				{static_cast<std::uint32_t>(t.job), t.start, sent.node}};
+				{static_cast<std::uint32_t>(t.part->job), t.part->start, t.part->node}};
 		send_frame(io_, to, *t.frame, std::move(believe),
 			   [this, alive = alive_, id = t.id, target = t.target](Heard heard, const std::string &why) {
 				   if (!*alive)

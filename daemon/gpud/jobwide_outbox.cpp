@@ -60,7 +60,7 @@ std::vector<JobwideOutbox::Try> JobwideOutbox::due(Clock::time_point now)
 			if (wants(h, t, now)) {
 				way(h, t).in_flight = true;
 				out.push_back({h.id, t, t == Target::writer ? &h.part.writer : &h.part.successor, &h.part.frame,
-					       h.part.job, h.part.start});
+					       &h.part});
 			}
 		++it;
 	}

@@ -33,6 +33,7 @@ struct Outgoing {
 	std::int64_t start = 0;
 	std::string writer, successor;	// node names; no successor for a one-node run
 	std::string frame;
+	std::string node;	// this node, the part's: a sealed answer names it
 };
 
 enum class Target { writer, successor };
@@ -69,8 +70,7 @@ public:
 		Target target;
 		const std::string *node;	// valid until heard() for this try
 		const std::string *frame;
-		std::uint64_t job;	// the part's run, which the answer must name
-		std::int64_t start;
+		const Outgoing *part;	// as long: its run and node, which an answer names
 	};
 	// The tries due now; each is in flight until heard() is told.
 	std::vector<Try> due(Clock::time_point now);

@@ -84,6 +84,8 @@ BOOST_AUTO_TEST_CASE(another_node_sends_its_part_to_the_writer)
 	BOOST_REQUIRE(tries.size() == 1u);
 	BOOST_TEST(*tries[0].node == "n1");
 	BOOST_TEST(*tries[0].frame == frame_of("n3", 42));	// forwarded unchanged
+	BOOST_TEST(tries[0].part->node == "n3");	// the node a sealed answer must name
+	BOOST_TEST(tries[0].part->start == start);
 	BOOST_TEST(x.jw->counts().queued == 1u);
 	// No part here (a job without a report on this node): nothing to send.
 	Fixture y;

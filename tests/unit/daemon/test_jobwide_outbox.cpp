@@ -16,7 +16,7 @@ namespace {
 
 Outgoing part(std::uint64_t job, std::string successor = "n2")
 {
-	return {job, 100, "n1", std::move(successor), "frame-" + std::to_string(job)};
+	return {job, 100, "n1", std::move(successor), "frame-" + std::to_string(job), "n3"};
 }
 
 // Jitter at its top: each backoff is the whole doubling.
